@@ -1,0 +1,105 @@
+"""The scene as data: rooms, objects with affordances and state, containment and positions.
+
+The same types describe the true world (sim/) and what the robot believes (scene/graph.py).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+# Dynamic boolean state an object may carry; affordances are the static predicates.
+STATE_KEYS = ("open", "is_on", "heated", "cold", "sliced", "filled", "dirty")
+AFFORDANCES = (
+    "pickupable", "receptacle", "openable", "toggleable", "sliceable", "slicer",
+    "fillable", "water_source", "heater", "cooler", "cleanable",
+)
+
+
+@dataclass
+class Room:
+    id: str
+    category: str
+    bounds: tuple[float, float, float, float]  # x_min, y_min, x_max, y_max in metres
+
+    @property
+    def centre(self) -> tuple[float, float, float]:
+        x0, y0, x1, y1 = self.bounds
+        return ((x0 + x1) / 2.0, (y0 + y1) / 2.0, 0.0)
+
+    def contains(self, x: float, y: float) -> bool:
+        x0, y0, x1, y1 = self.bounds
+        return x0 <= x <= x1 and y0 <= y <= y1
+
+
+@dataclass
+class SceneObject:
+    id: str
+    category: str
+    room: str
+    position: tuple[float, float, float]
+    affordances: frozenset[str]
+    state: dict[str, bool] = field(default_factory=dict)
+    parent: str | None = None  # the receptacle this object is in or on
+    hidden: bool = False  # tucked away: seen only after the robot searches its receptacle
+
+    def has(self, affordance: str) -> bool:
+        return affordance in self.affordances
+
+    def flag(self, key: str) -> bool:
+        return bool(self.state.get(key, False))
+
+
+@dataclass
+class RobotConfig:
+    start_room: str
+    start_position: tuple[float, float, float]
+    reach: float = 1.0  # metres: what the arm reaches from where the base stands
+    view_range: float = 8.0  # metres: what the camera sees in the current room
+
+
+@dataclass
+class Scene:
+    name: str
+    description: str
+    rooms: dict[str, Room]
+    objects: dict[str, SceneObject]
+    robot: RobotConfig
+    failures: dict[str, float] = field(default_factory=dict)  # skill -> probability of a physical failure
+
+    def copy(self) -> Scene:
+        return copy.deepcopy(self)
+
+    def children(self, parent_id: str) -> list[SceneObject]:
+        return [o for o in self.objects.values() if o.parent == parent_id]
+
+    def root_of(self, object_id: str) -> SceneObject:
+        """The outermost receptacle holding an object (the object itself if it stands free)."""
+        obj = self.objects[object_id]
+        seen = {obj.id}
+        while obj.parent is not None and obj.parent in self.objects and obj.parent not in seen:
+            obj = self.objects[obj.parent]
+            seen.add(obj.id)
+        return obj
+
+    def room_at(self, x: float, y: float) -> str | None:
+        for room in self.rooms.values():
+            if room.contains(x, y):
+                return room.id
+        return None
+
+    def categories(self) -> set[str]:
+        return {o.category for o in self.objects.values()} | {r.category for r in self.rooms.values()}
+
+
+def distance(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    """Planar distance: the base moves in the plane, the arm covers height."""
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+@dataclass
+class RobotState:
+    position: tuple[float, float, float]
+    room: str
+    holding: str | None = None
+    reach: float = 1.0

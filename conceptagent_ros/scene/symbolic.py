@@ -1,0 +1,94 @@
+"""The symbolic state: ground boolean atoms over object ids, plus each object's type (category).
+
+This is what preconditions and goals are evaluated on. It is derived from the scene graph (what the
+robot believes) or from the true world (to judge success), never written by hand.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import yaml
+
+from conceptagent_ros.errors import ConfigError
+from conceptagent_ros.paths import config_dir
+
+Atom = tuple[str, ...]  # ("in", "apple_1", "fridge_1"); ("hand_empty",)
+ROOT_TYPE = "object"
+
+
+@dataclass(frozen=True)
+class PredicateSpec:
+    name: str
+    params: tuple[str, ...]
+    description: str
+    true_text: str
+    false_text: str
+    static: bool = False
+
+    @property
+    def arity(self) -> int:
+        return len(self.params)
+
+    def words(self, args: tuple[str, ...], value: bool) -> str:
+        return (self.true_text if value else self.false_text).format(*args)
+
+    def signature(self) -> str:
+        return "(" + " ".join([self.name] + [f"?{p}" for p in self.params]) + ")"
+
+
+@lru_cache(maxsize=1)
+def load_predicates() -> tuple[PredicateSpec, ...]:
+    path = config_dir() / "predicates.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))["predicates"]
+        return tuple(
+            PredicateSpec(
+                name=p["name"], params=tuple(p["params"]), description=p["description"],
+                true_text=p["when_true"], false_text=p["when_false"], static=bool(p.get("static", False)),
+            )
+            for p in raw
+        )
+    except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: malformed predicate list: {e}") from e
+
+
+def predicates_by_name() -> dict[str, PredicateSpec]:
+    return {p.name: p for p in load_predicates()}
+
+
+@dataclass(frozen=True)
+class SymbolicState:
+    """An immutable set of true atoms (closed world: every other atom is false)."""
+
+    atoms: frozenset[Atom]
+    types: Mapping[str, str]  # object id -> type name
+    _by_type: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def holds(self, atom: Atom) -> bool:
+        return atom in self.atoms
+
+    @property
+    def objects(self) -> tuple[str, ...]:
+        return self.objects_of_type(ROOT_TYPE)
+
+    def objects_of_type(self, type_name: str) -> tuple[str, ...]:
+        cached = self._by_type.get(type_name)
+        if cached is None:
+            if type_name == ROOT_TYPE:
+                cached = tuple(self.types)
+            else:
+                cached = tuple(o for o, t in self.types.items() if t == type_name)
+            self._by_type[type_name] = cached
+        return cached
+
+    def with_atoms(self, add: Iterable[Atom] = (), remove: Iterable[Atom] = ()) -> SymbolicState:
+        return SymbolicState(frozenset((self.atoms - set(remove)) | set(add)), self.types)
+
+    def true_atoms_of(self, predicate: str) -> list[Atom]:
+        return sorted(a for a in self.atoms if a[0] == predicate)
+
+
+def atom_text(atom: Atom) -> str:
+    return "(" + " ".join(atom) + ")"

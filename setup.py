@@ -1,0 +1,42 @@
+"""pip install of the ConceptAgent-ROS library and the `conceptagent` command.
+
+The repository root is at the same time the ROS 2 package `conceptagent_ros` (see package.xml and
+CMakeLists.txt); colcon never runs this file, pip does.
+"""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+
+def data_files_under(folder: str) -> list[str]:
+    return [str(p.relative_to(HERE / "conceptagent_ros")) for p in (HERE / "conceptagent_ros" / folder).rglob("*") if p.is_file()]
+
+
+setup(
+    name="conceptagent_ros",
+    version="0.1.0",
+    description="ConceptAgent task planning with precondition grounding, for ROS 2 and without it",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["conceptagent_ros", "conceptagent_ros.*"]),
+    include_package_data=True,
+    # config/ lives at the repository root for ROS (installed to share/); pip users get it through
+    # the `conceptagent_ros/config` symlink, resolved by setuptools into the wheel.
+    package_data={"conceptagent_ros": ["config/*", "config/**/*"]},
+    install_requires=[
+        "numpy>=1.24",
+        "PyYAML>=6.0",
+        "unified-planning>=1.2,<2",
+        "up-fast-downward>=0.4",
+        "openai>=1.40",
+    ],
+    extras_require={
+        "test": ["pytest>=8", "hypothesis>=6.100"],
+        "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
+    },
+    entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},
+)
