@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.verifier import PreconditionVerifier
@@ -19,7 +18,7 @@ from conceptagent_ros.scene.graph import derive_symbolic_state
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject, distance
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
-from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, load_skill_library
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, SkillOutcome, load_skill_library
 from conceptagent_ros.scene.loader import category_defaults
 
 PHYSICAL_FAILURES = {
@@ -38,17 +37,6 @@ PHYSICAL_FAILURES = {
     "cool": "the appliance did not start",
     "clean": "the object slipped out of the water stream",
 }
-
-
-@dataclass(frozen=True)
-class SkillOutcome:
-    call: SkillCall
-    success: bool
-    message: str
-    failure: str | None = None  # None | "precondition" | "physical" | "invalid"
-
-    def to_json(self) -> dict[str, object]:
-        return {"success": self.success, "message": self.message, "failure": self.failure}
 
 
 def domain_types(scene: Scene) -> set[str]:
@@ -74,6 +62,9 @@ class World:
         self.domain = cached_domain(load_predicates(), self.skills, domain_types(scene))
         self.laws = PreconditionVerifier(self.domain, self.skills, hint=self._hint)
         self.steps_executed = 0
+        # Objects the last successful skill acted on: the robot knows their new state (its gripper
+        # and the skill report it) even where the camera cannot see them, e.g. inside a closed fridge.
+        self.touched: set[str] = set()
 
     # -- truth ----------------------------------------------------------------------------------
     def state(self) -> SymbolicState:
@@ -87,7 +78,7 @@ class World:
 
     # -- perception -----------------------------------------------------------------------------
     def visible(self, obj: SceneObject) -> bool:
-        if obj.id == self.robot.holding:
+        if obj.id == self.robot.holding or obj.id in self.touched:
             return True
         if obj.room != self.robot.room or distance(self.robot.position, obj.position) > self.scene.robot.view_range:
             return False
@@ -115,6 +106,7 @@ class World:
     # -- acting ---------------------------------------------------------------------------------
     def execute(self, call: SkillCall) -> SkillOutcome:
         self.steps_executed += 1
+        self.touched = set()
         verdict = self.laws.verify(call, self.state())
         if verdict.invalid_call:
             return SkillOutcome(call, False, verdict.invalid_call, "invalid")
@@ -128,6 +120,7 @@ class World:
             text = PHYSICAL_FAILURES.get(call.skill, "the skill failed").format(*call.args)
             return SkillOutcome(call, False, f"{call} failed: {text}", "physical")
         getattr(self, f"_do_{call.skill}")(*call.args)
+        self.touched = {a for a in call.args if a in self.scene.objects}
         return SkillOutcome(call, True, f"{call} succeeded")
 
     def _obj(self, oid: str) -> SceneObject:

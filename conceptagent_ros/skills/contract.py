@@ -10,11 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import yaml
 
 from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.paths import config_dir
+
+if TYPE_CHECKING:
+    from conceptagent_ros.scene.observation import Observation
 
 
 @dataclass(frozen=True)
@@ -116,3 +120,22 @@ def _load_skill_library(path: str) -> SkillLibrary:
     except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
         raise ConfigError(f"{path}: malformed skill library: {e}") from e
     return SkillLibrary(skills)
+
+
+@dataclass(frozen=True)
+class SkillOutcome:
+    call: SkillCall
+    success: bool
+    message: str
+    failure: str | None = None  # None | "precondition" | "physical" | "invalid"
+
+    def to_json(self) -> dict[str, object]:
+        return {"success": self.success, "message": self.message, "failure": self.failure}
+
+
+class RobotInterface(Protocol):
+    """What the agent needs from a robot: the embedded world, or ROS skill servers and perception."""
+
+    def observe(self) -> Observation: ...
+
+    def execute(self, call: SkillCall) -> SkillOutcome: ...

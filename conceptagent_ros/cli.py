@@ -1,0 +1,179 @@
+"""The `conceptagent` command. Exit codes: 0 success, 1 the task failed, 2 bad input."""
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from conceptagent_ros.errors import ConceptAgentError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _failure_rates(items: list[str] | None) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    for item in items or []:
+        skill, _, value = item.partition("=")
+        try:
+            rate = float(value)
+        except ValueError:
+            raise ConceptAgentError(f"--failure-rate takes SKILL=P, e.g. pick=0.2; got {item!r}") from None
+        if not 0.0 <= rate <= 1.0:
+            raise ConceptAgentError(f"--failure-rate {item}: P must be in [0, 1]")
+        rates[skill] = rate
+    return rates
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+
+    def show(report: Any) -> None:
+        call = report.record.call
+        if report.executed:
+            mark = "ok " if report.record.success else "ERR"
+        elif call is not None and call.skill == "done":
+            mark = "END"
+        else:
+            mark = "NO "
+        print(f"[step {report.step:>2}] {mark} {call if call else '(unusable reply)'}", flush=True)
+        if not (report.executed and report.record.success) and not (call and call.skill == "done"):
+            print(f"          {report.record.feedback}", flush=True)
+        elif report.new_objects:
+            print(f"          newly observed: {', '.join(report.new_objects)}", flush=True)
+
+    spec = EpisodeSpec(
+        instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
+        seed=args.seed, max_steps=args.max_steps, failure_rates=_failure_rates(args.failure_rate), trace=args.trace,
+    )
+    print(f"Task: {' '.join(args.instruction.split())[:200]}\nScene: {args.scene}   planner: {args.planner}   "
+          f"llm: {args.llm}   seed: {args.seed}", flush=True)
+    result = run_episode(spec, on_step=show)
+    print(f"Goal: {result.goal}")
+    verdict = "SUCCESS: the goal holds" if result.success else f"FAILED: unmet {', '.join(result.unmet) or 'goal'}"
+    print(f"{verdict} after {result.stats.steps} steps ({result.stats.stop_reason}); "
+          f"LLM calls {result.llm_calls}, tokens {result.prompt_tokens + result.completion_tokens}, "
+          f"wall {result.stats.wall_seconds:.1f} s")
+    if args.trace:
+        print(f"Trace written to {args.trace}")
+    return EXIT_OK if result.success else EXIT_FAILED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.sim.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
+    from conceptagent_ros.sim.episode import PLANNERS
+    from conceptagent_ros.sim.tasks import load_suite, load_tasks
+
+    tasks = [t for name in args.suite or [] for t in load_suite(name)]
+    tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
+    if not tasks:
+        raise ConceptAgentError("bench needs --suite NAME or --tasks FILE.yaml")
+    planners = args.planner or ["react"]
+    for p in planners:
+        if p not in PLANNERS:
+            raise ConceptAgentError(f"unknown planner '{p}'; planners: {', '.join(PLANNERS)}")
+    if args.seeds < 1:
+        raise ConceptAgentError("--seeds must be at least 1")
+    out = Path(args.out) if args.out else None
+    config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
+                         failure_rates=_failure_rates(args.failure_rate), out=out)
+    rows = run_bench(tasks, config)
+    summary = summarize(rows)
+    print(markdown_table(summary))
+    if out is not None:
+        write_results(out, rows, summary, "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+        print(f"Results written to {out / 'results.json'} and {out / 'results.md'}")
+    return EXIT_OK
+
+
+def cmd_scenes(args: argparse.Namespace) -> int:
+    from conceptagent_ros.scene.loader import list_scenes, load_scene
+
+    if not args.name:
+        for name in list_scenes():
+            scene = load_scene(name)
+            print(f"{name:<16} {len(scene.rooms)} rooms, {len(scene.objects):>3} objects  {scene.description}")
+        return EXIT_OK
+    scene = load_scene(args.name)
+    print(f"{scene.name}: {scene.description}")
+    for room in scene.rooms.values():
+        print(f"[{room.id}] {room.category}, bounds {room.bounds}")
+        for obj in (o for o in scene.objects.values() if o.room == room.id):
+            where = f" in/on {obj.parent}" if obj.parent else f" at ({obj.position[0]:.1f}, {obj.position[1]:.1f})"
+            state = ", ".join(f"{k}={v}" for k, v in sorted(obj.state.items()))
+            hidden = " hidden" if obj.hidden else ""
+            print(f"  {obj.id:<20} {obj.category:<15}{where}{hidden}  [{', '.join(sorted(obj.affordances))}] {state}")
+    return EXIT_OK
+
+
+def cmd_preconditions(args: argparse.Namespace) -> int:
+    from conceptagent_ros.planning.preconditions import cli as pcli
+
+    return pcli.main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conceptagent", description=__doc__ and "ConceptAgent task planning on the embedded world")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one instruction on the embedded world")
+    run.add_argument("instruction")
+    run.add_argument("--scene", default="studio_kitchen", help="built-in scene name or scene YAML path")
+    run.add_argument("--goal", help="PDDL goal formula (default: interpreted from the instruction)")
+    run.add_argument("--planner", default="react", help="react (default) or base (no precondition grounding)")
+    run.add_argument("--llm", default="offline", help="offline | openai:MODEL")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--max-steps", type=int, default=40)
+    run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
+    run.add_argument("--trace", help="write a JSONL trace of every step to this file")
+    run.set_defaults(func=cmd_run)
+
+    bench = sub.add_parser("bench", help="run planners over task suites")
+    bench.add_argument("--suite", action="append", help="built-in suite: easy, moderate, hard (repeatable)")
+    bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
+    bench.add_argument("--planner", action="append", help="planner name (repeatable)")
+    bench.add_argument("--llm", default="offline")
+    bench.add_argument("--seeds", type=int, default=1)
+    bench.add_argument("--max-steps", type=int, default=40)
+    bench.add_argument("--failure-rate", action="append", metavar="SKILL=P")
+    bench.add_argument("--out", help="directory for results.json, results.md and traces")
+    bench.set_defaults(func=cmd_bench)
+
+    scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
+    scenes.add_argument("name", nargs="?")
+    scenes.set_defaults(func=cmd_scenes)
+
+    pre = sub.add_parser("preconditions", help="LLM-generated preconditions: generate, evaluate")
+    pre_sub = pre.add_subparsers(dest="action", required=True)
+    gen = pre_sub.add_parser("generate", help="ask an LLM for each skill's preconditions")
+    gen.add_argument("--llm", required=True, help="openai:MODEL")
+    gen.add_argument("--out", default="generated_preconditions.yaml")
+    gen.add_argument("--skill", action="append", help="only these skills")
+    gen.add_argument("--retries", type=int, default=2, help="retries with the parser's error per skill")
+    gen.add_argument("--cache", help="cache directory (default ~/.cache/conceptagent/preconditions)")
+    ev = pre_sub.add_parser("evaluate", help="accuracy and recall of generated preconditions against config/")
+    ev.add_argument("generated", help="YAML written by `preconditions generate`")
+    ev.add_argument("--samples", type=int, default=300, help="random states per comparison")
+    pre.set_defaults(func=cmd_preconditions)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except ConceptAgentError as e:
+        print(f"conceptagent: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("conceptagent: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""The `offline` backend: no model, no network. It proposes actions by classical planning over the
+robot's belief (Fast Downward on the skills' preconditions and effects), explores when the goal
+names objects it has not seen, and critiques plans by the goal progress they predict.
+
+It needs a formal goal: a task's PDDL goal, or one interpreted from the instruction
+(planning/instruction.py). It is the default of `make run`, and the reference every LLM planner
+is measured against.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import yaml
+
+from conceptagent_ros.paths import config_dir
+from conceptagent_ros.planning.pddl.domain import PDDLDomain
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.proposal import Critique, DecisionContext, Proposal, TokenUsage
+from conceptagent_ros.planning.symbolic_planner import SymbolicPlanner, robot_location
+from conceptagent_ros.planning.verifier import PreconditionVerifier
+from conceptagent_ros.scene.graph import ROOM_TYPE
+from conceptagent_ros.scene.model import distance
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
+
+
+@lru_cache(maxsize=1)
+def likely_places() -> dict[str, list[str]]:
+    path = config_dir() / "priors.yaml"
+    if not path.is_file():
+        return {}
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8")).get("likely_in", {}))
+
+
+@lru_cache(maxsize=1)
+def goal_needs() -> dict[str, list[str]]:
+    path = config_dir() / "priors.yaml"
+    if not path.is_file():
+        return {}
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8")).get("goal_needs", {}))
+
+
+def needed_categories(goal_text: str) -> set[str]:
+    """Categories of tools a goal needs: `(sliced ...)` needs a slicer, i.e. a knife."""
+    from conceptagent_ros.scene.loader import category_defaults
+
+    affordances = {a for pred, needs in goal_needs().items() if f"({pred} " in goal_text for a in needs}
+    return {c for c, d in category_defaults().items() if affordances & set(d.get("affordances", []))}
+
+
+def guess_category(object_id: str) -> str:
+    """`apple_1` -> `apple`: ids of the built-in scenes follow this convention."""
+    return re.sub(r"_\d+$", "", object_id)
+
+
+class OfflineBackend:
+    name = "offline"
+
+    def __init__(self, domain: PDDLDomain, skills: SkillLibrary, planner_timeout: float = 30.0):
+        self.domain = domain
+        self.skills = skills
+        self.planner = SymbolicPlanner(domain, timeout=planner_timeout)
+        self.effects = EffectModel(domain)
+        self.verifier = PreconditionVerifier(domain, skills)
+        self.usage = TokenUsage()  # stays at zero: no model is called
+        self._plan: list[SkillCall] = []
+        self._purpose = ""
+        self._known: frozenset[str] = frozenset()
+        self._given_up: set[str] = set()
+
+    # -- proposing --------------------------------------------------------------------------------
+    def propose(self, context: DecisionContext) -> Proposal:
+        goal = context.goal
+        if goal is None:
+            return Proposal(None, error="the offline backend needs a formal goal (a task goal or --goal)")
+        state = context.state
+        if goal.holds(state):
+            return Proposal(SkillCall("done"), raw="the goal holds in the observed state")
+        last = context.history[-1] if context.history else None
+        if last is not None and self._plan and last.call == self._plan[0]:
+            if last.success:
+                self._plan.pop(0)
+            elif last.failure != "physical":  # a physical failure is retried; anything else replans
+                self._plan = []
+        elif last is not None and not last.success:
+            self._plan = []
+        if self._plan and self._purpose != "goal" and set(state.types) - self._known:
+            self._plan = []  # new objects in view: the goal may be reachable now
+        if self._plan and not self.verifier.is_feasible(self._plan[0], state):
+            self._plan = []
+        note = ""
+        if not self._plan:
+            note = self._replan(context)
+        if not self._plan:
+            return Proposal(SkillCall("done"), raw=f"giving up: {note}")
+        return Proposal(self._plan[0], raw=f"{self._purpose}: {' -> '.join(map(str, self._plan))}", thought=note)
+
+    def _replan(self, context: DecisionContext) -> str:
+        goal, state, graph = context.goal, context.state, context.graph
+        assert goal is not None
+        positions = {o.id: o.position for o in graph.objects.values()}
+        here = robot_location(state, positions, graph.robot.position, graph.robot.room)
+        goal_types = {t for t in _quantified_types(goal.text) if t != "object"}
+        unknown = set(goal.objects) - set(state.types)
+        self._known = frozenset(state.types)
+        if not unknown:
+            keep = self.planner.relevant_objects(state, goal.objects, goal_types)
+            result = self.planner.plan(state, goal.text, here, keep)
+            if result.plan:
+                self._plan, self._purpose = list(result.plan), "goal"
+                return f"planned {len(result.plan)} steps to the goal"
+        sought = {guess_category(o) for o in unknown} | goal_types
+        if not sought:  # everything named is known, yet no plan: a tool must be missing
+            sought = needed_categories(goal.text)
+        for target in self._exploration_targets(context, sought):
+            if target in graph.rooms:
+                self._plan, self._purpose = [SkillCall("navigate_to", (target,))], f"explore {target}"
+                return f"looking for {', '.join(sorted(sought)) or 'what the goal needs'} in {target}"
+            result = self.planner.plan(state, f"(searched {target})", here,
+                                       self.planner.relevant_objects(state, {target}, ()))
+            if result.plan:
+                self._plan, self._purpose = list(result.plan), f"search {target}"
+                return f"looking for {', '.join(sorted(sought)) or 'what the goal needs'} in {target}"
+            self._given_up.add(target)
+        return "the goal cannot be reached from what has been observed, and nothing is left to explore"
+
+    def _exploration_targets(self, context: DecisionContext, sought: set[str]) -> list[str]:
+        graph, state = context.graph, context.state
+        places = likely_places()
+        ranks: dict[str, int] = {}
+        for category in sought:
+            for i, place in enumerate(places.get(category, [])):
+                ranks[place] = min(ranks.get(place, 99), i)
+        scored: list[tuple[int, int, float, str]] = []
+        for room_id, room in graph.rooms.items():
+            if room_id not in graph.visited_rooms:
+                scored.append((1, 0, distance(graph.robot.position, room.centre), room_id))
+        for obj in graph.objects.values():
+            if (not obj.has("receptacle") or obj.id in graph.searched or obj.id in self._given_up
+                    or ("holding", obj.id) in state.atoms):
+                continue
+            rank = ranks.get(obj.category, 99)
+            tier = 0 if rank < 99 else (2 if obj.has("openable") else 3)
+            scored.append((tier, rank, distance(graph.robot.position, obj.position), obj.id))
+        return [target for *_, target in sorted(scored)][:4]
+
+    # -- critique ---------------------------------------------------------------------------------
+    def critique(self, context: DecisionContext, plan: list[SkillCall]) -> Critique:
+        """Score a plan by the goal progress its declared effects predict, minus its cost."""
+        if context.goal is None:
+            return Critique(0.0, "no formal goal to measure progress against")
+        state, infeasible = context.state, []
+        for call in plan:
+            if not self.verifier.is_feasible(call, state):
+                infeasible.append(str(call))
+                continue
+            state = self.effects.apply(call, state)
+        progress = context.goal.progress(state)
+        reached = context.goal.holds(state)
+        score = progress + (0.1 if reached else 0.0) - 0.02 * len(plan) - 0.25 * len(infeasible)
+        score = max(0.0, min(1.0, score))
+        why = f"predicted goal progress {progress:.0%} after {len(plan)} steps"
+        if infeasible:
+            why += f"; infeasible steps: {', '.join(infeasible)}"
+        return Critique(score, why)
+
+
+def _quantified_types(goal_text: str) -> set[str]:
+    return set(re.findall(r"\?\w+\s*-\s*([a-z][a-z0-9_]*)", goal_text)) - {ROOM_TYPE}

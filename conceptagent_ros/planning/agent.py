@@ -1,0 +1,168 @@
+"""The closed-loop agent (the paper's base agent, ReAct-style, with precondition grounding).
+
+observe -> describe the state -> ask the proposer for the next skill call -> verify its
+preconditions in the perceived state -> execute -> observe the outcome -> repeat, until `done` or
+the step budget. With grounding on, an infeasible call is never executed: its unsatisfied
+preconditions go back to the proposer. Malformed replies, hallucinated skills or objects and
+skill failures are fed back as well; none of them ends the loop.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.planning.proposal import ActionProposer, DecisionContext, Proposal, StepRecord
+from conceptagent_ros.planning.state_text import describe_state
+from conceptagent_ros.planning.trace import TraceWriter
+from conceptagent_ros.planning.verifier import PreconditionVerifier, Verdict
+from conceptagent_ros.scene.graph import SceneGraph
+from conceptagent_ros.skills.contract import RobotInterface, SkillLibrary, SkillOutcome
+
+MAX_TRACE_TEXT = 4000
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_steps: int = 40
+    precondition_grounding: bool = True
+    max_consecutive_errors: int = 8  # unusable replies in a row before the agent stops
+    history_window: int = 12  # steps of history the proposer sees
+
+
+@dataclass
+class StepReport:
+    """Everything about one decision; what `run` prints and the trace records."""
+
+    step: int
+    proposal: Proposal
+    verdict: Verdict | None
+    executed: bool
+    outcome: SkillOutcome | None
+    record: StepRecord
+    new_objects: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EpisodeStats:
+    steps: int = 0
+    executed: int = 0
+    failed_executions: int = 0
+    infeasible_proposed: int = 0  # proposals whose preconditions failed in the perceived state
+    infeasible_executed: int = 0  # of those, executed anyway (grounding off)
+    invalid_proposals: int = 0  # unknown skills or objects, wrong arity
+    malformed_replies: int = 0
+    declared_done: bool = False
+    stop_reason: str = ""
+    wall_seconds: float = 0.0
+    llm_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Agent:
+    def __init__(
+        self,
+        proposer: ActionProposer,
+        verifier: PreconditionVerifier,
+        skills: SkillLibrary,
+        robot: RobotInterface,
+        graph: SceneGraph,
+        config: AgentConfig = AgentConfig(),
+        trace: TraceWriter | None = None,
+        on_step: Callable[[StepReport], None] | None = None,
+    ):
+        self.proposer = proposer
+        self.verifier = verifier
+        self.skills = skills
+        self.robot = robot
+        self.graph = graph
+        self.config = config
+        self.trace = trace
+        self.on_step = on_step
+        self.history: list[StepRecord] = []
+        self.stats = EpisodeStats()
+        verifier.set_hint(graph.near_hint)
+
+    def run(self, instruction: str, goal: Goal | None) -> EpisodeStats:
+        start = time.perf_counter()
+        self.graph.integrate(self.robot.observe(), 0)
+        consecutive_errors = 0
+        for step in range(1, self.config.max_steps + 1):
+            report = self._decide_and_act(step, instruction, goal)
+            self.history.append(report.record)
+            self.stats.steps = step
+            self._emit(report)
+            if report.record.call is not None and report.record.call.skill == "done" and report.verdict is not None \
+                    and not report.verdict.invalid_call:
+                self.stats.declared_done = True
+                self.stats.stop_reason = "the agent declared the task done"
+                break
+            consecutive_errors = consecutive_errors + 1 if report.record.failure in ("malformed", "invalid") else 0
+            if consecutive_errors >= self.config.max_consecutive_errors:
+                self.stats.stop_reason = f"{consecutive_errors} unusable replies in a row"
+                break
+        else:
+            self.stats.stop_reason = f"step budget of {self.config.max_steps} used up"
+        self.stats.wall_seconds = time.perf_counter() - start
+        return self.stats
+
+    def _decide_and_act(self, step: int, instruction: str, goal: Goal | None) -> StepReport:
+        state = self.graph.symbolic_state()
+        context = DecisionContext(
+            instruction=instruction, goal=goal, state=state, state_text=describe_state(self.graph),
+            graph=self.graph, skills=self.skills,
+            history=tuple(self.history[-self.config.history_window:]), step=step,
+        )
+        proposal = self.proposer.propose(context)
+        self.stats.llm_seconds += proposal.llm_seconds
+        call = proposal.call
+        if call is None:
+            self.stats.malformed_replies += 1
+            feedback = f"Your reply could not be used: {proposal.error or 'no action found'}"
+            return StepReport(step, proposal, None, False, None,
+                              StepRecord(step, None, False, False, feedback, "malformed"))
+        verdict = self.verifier.verify(call, state)
+        if verdict.invalid_call:
+            self.stats.invalid_proposals += 1
+        elif not verdict.feasible:
+            self.stats.infeasible_proposed += 1
+        if call.skill == "done" and not verdict.invalid_call:
+            record = StepRecord(step, call, False, True, "the agent declared the task done")
+            return StepReport(step, proposal, verdict, False, None, record)
+        if self.config.precondition_grounding and not verdict.feasible:
+            failure = "invalid" if verdict.invalid_call else "blocked"
+            return StepReport(step, proposal, verdict, False, None,
+                              StepRecord(step, call, False, False, verdict.feedback(), failure))
+        if not verdict.feasible and not verdict.invalid_call:
+            self.stats.infeasible_executed += 1
+        outcome = self.robot.execute(call)
+        self.stats.executed += 1
+        if not outcome.success:
+            self.stats.failed_executions += 1
+        new = self.graph.integrate(self.robot.observe(), step)
+        feedback = outcome.message + (f"; newly observed: {', '.join(new)}" if new else "")
+        record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure)
+        return StepReport(step, proposal, verdict, True, outcome, record, new)
+
+    def _emit(self, report: StepReport) -> None:
+        if self.trace is not None:
+            self.trace.write({
+                "step": report.step,
+                "action": str(report.record.call) if report.record.call else None,
+                "raw_reply": report.proposal.raw[:MAX_TRACE_TEXT],
+                "reply_error": report.proposal.error,
+                "prompt_tokens": report.proposal.prompt_tokens,
+                "completion_tokens": report.proposal.completion_tokens,
+                "llm_seconds": round(report.proposal.llm_seconds, 4),
+                "verdict": report.verdict.to_json() if report.verdict else None,
+                "executed": report.executed,
+                "outcome": report.outcome.to_json() if report.outcome else None,
+                "feedback": report.record.feedback[:MAX_TRACE_TEXT],
+                "new_objects": report.new_objects,
+            })
+        if self.on_step is not None:
+            self.on_step(report)

@@ -1,0 +1,53 @@
+"""Task goals: PDDL formulas over object ids (and types), checked on a symbolic state."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import unified_planning.model as up_model
+
+from conceptagent_ros.planning.pddl.compile import CompiledFormulas
+from conceptagent_ros.planning.pddl.domain import PDDLDomain, normalize_formula
+from conceptagent_ros.planning.pddl.explain import render
+from conceptagent_ros.planning.verifier import top_level_conjuncts
+from conceptagent_ros.scene.symbolic import SymbolicState
+
+_COMPILED = CompiledFormulas()
+
+
+def _constants(node: up_model.FNode, out: set[str]) -> None:
+    if node.is_object_exp():
+        out.add(node.object().name)
+    for arg in node.args:
+        _constants(arg, out)
+
+
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    formula: up_model.FNode
+    objects: frozenset[str]  # object ids named in the goal
+
+    @classmethod
+    def parse(cls, domain: PDDLDomain, text: str, types: Mapping[str, str]) -> Goal:
+        text = normalize_formula(text)
+        formula = domain.parse_goal(text, types)
+        names: set[str] = set()
+        _constants(formula, names)
+        return cls(text, formula, frozenset(names))
+
+    def holds(self, state: SymbolicState) -> bool:
+        return _COMPILED(self.formula)(state, {})
+
+    def conjuncts(self) -> list[up_model.FNode]:
+        return top_level_conjuncts(self.formula)
+
+    def progress(self, state: SymbolicState) -> float:
+        """Fraction of the goal's top-level conjuncts that hold (1.0 when the goal holds)."""
+        parts = self.conjuncts()
+        if not parts:
+            return 1.0
+        return sum(_COMPILED(p)(state, {}) for p in parts) / len(parts)
+
+    def unmet(self, state: SymbolicState) -> list[str]:
+        return [render(p, {}) for p in self.conjuncts() if not _COMPILED(p)(state, {})]

@@ -1,0 +1,135 @@
+"""Instructions: validation, and a small rule grammar that turns common household commands into
+PDDL goals ("put the apple in the fridge" -> (exists (?a - apple ?b - fridge) (in ?a ?b))).
+
+The grammar serves the offline backend and judges success of `conceptagent run` when no --goal is
+given; an LLM backend asks the model when the grammar does not understand the command.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from conceptagent_ros.errors import InstructionError
+
+MAX_INSTRUCTION_CHARS = 2000
+
+SYNONYMS = {
+    "refrigerator": "fridge", "counter": "countertop", "counter top": "countertop", "kitchen counter": "countertop",
+    "plant": "houseplant", "stove": "stove_burner", "burner": "stove_burner", "tv": "television",
+    "trash": "garbage_can", "trash can": "garbage_can", "bin": "garbage_can", "garbage": "garbage_can",
+    "sponge": "dish_sponge", "remote": "remote_control", "phone": "cell_phone", "couch": "sofa",
+    "cupboard": "cabinet", "sink basin": "sink", "tap": "sink", "faucet": "sink", "mug": "mug",
+    "lamp": "lamp", "table": "table", "desk lamp": "lamp", "shelves": "shelf", "tub": "bathtub",
+}
+VERBS: list[tuple[str, str, bool]] = [  # pattern, predicate, value
+    (r"(?:heat|cook|warm(?: up)?|microwave|boil|toast|fry|bake)", "heated", True),
+    (r"(?:chill|cool(?: down)?|refrigerate)", "cold", True),
+    (r"(?:slice|cut|chop)", "sliced", True),
+    (r"(?:fill)", "filled", True),
+    (r"(?:water)", "filled", True),
+    (r"(?:wash|clean|rinse|scrub)", "dirty", False),
+    (r"(?:open)", "open", True),
+    (r"(?:close|shut)", "open", False),
+]
+PLACE_VERBS = r"(?:put|place|move|bring|take|store|leave|throw|drop|set|return|carry)"
+RELATIONS = r"(?:in|into|inside|on|onto|on top of|to|at|in the inside of)"
+ARTICLES = r"(?:the|a|an|some|one|any|my|your)"
+
+
+def clean_instruction(text: str) -> str:
+    """Normalise whitespace and control characters; refuse empty or absurdly long input."""
+    if text is None:
+        raise InstructionError("the instruction is empty; say what the robot should do")
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in str(text))
+    text = " ".join(text.split())
+    if not text:
+        raise InstructionError("the instruction is empty; say what the robot should do")
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise InstructionError(f"the instruction is {len(text)} characters long; the limit is {MAX_INSTRUCTION_CHARS}")
+    return text
+
+
+@dataclass
+class _GoalBuilder:
+    categories: set[str]
+    object_ids: set[str]
+    variables: dict[str, str] = field(default_factory=dict)  # category -> variable
+    literals: list[str] = field(default_factory=list)
+    last_term: str | None = None
+
+    def term(self, phrase: str) -> str:
+        phrase = re.sub(rf"^{ARTICLES}\s+", "", phrase.strip()).strip()
+        phrase = re.sub(r"\b(?:with water|away|please|now|too|again|up)\b", "", phrase).strip()
+        if phrase in ("it", "them", "that", "this") and self.last_term:
+            return self.last_term
+        key = phrase.replace(" ", "_")
+        if key in self.object_ids:
+            self.last_term = key
+            return key
+        category = self._category(phrase)
+        if category not in self.variables:
+            self.variables[category] = f"?{category[:1]}{len(self.variables)}"
+        self.last_term = self.variables[category]
+        return self.last_term
+
+    def _category(self, phrase: str) -> str:
+        words = phrase.split()
+        for n in range(min(3, len(words)), 0, -1):  # the head noun is at the end: "the red apple"
+            tail = " ".join(words[-n:])
+            for candidate in (tail, tail.rstrip("s"), tail[:-2] if tail.endswith("es") else tail):
+                candidate = SYNONYMS.get(candidate, candidate)
+                key = candidate.replace(" ", "_")
+                if key in self.categories:
+                    return key
+        raise InstructionError(f"I do not know what '{phrase}' is; known things include: "
+                               + ", ".join(sorted(self.categories)[:30]) + ", ...")
+
+    def goal(self) -> str:
+        body = self.literals[0] if len(self.literals) == 1 else "(and " + " ".join(self.literals) + ")"
+        if not self.variables:
+            return body
+        decl = " ".join(f"{v} - {c}" for c, v in self.variables.items())
+        return f"(exists ({decl}) {body})"
+
+
+def interpret_instruction(instruction: str, categories: Iterable[str], object_ids: Iterable[str] = ()) -> str:
+    """PDDL goal for an instruction, or InstructionError saying what was not understood."""
+    text = clean_instruction(instruction).lower()
+    text = re.sub(r"[^a-z0-9_ ,;]", " ", text)
+    builder = _GoalBuilder(set(categories), set(object_ids))
+    clauses = [c.strip() for c in re.split(r",|;|\band then\b|\bthen\b|\band\b", text) if c.strip()]
+    for clause in clauses:
+        clause = re.sub(r"^(?:please|robot|can you|could you|now|also)\s+", "", clause)
+        clause = re.sub(r"^(?:the agent should|you should|go and|go)\s+", "", clause)
+        clause = re.sub(r"^(?:find|pick up|grab|get)\s+(.+?)\s+and\s+", "put \\1 ", clause)
+        literal = _clause_literal(clause, builder)
+        if literal is None:
+            if re.match(r"^(?:find|pick up|grab|get|look for|locate)\b", clause):
+                continue  # the finding is implied by what follows
+            raise InstructionError(f"I do not understand '{clause}'. Try e.g. 'put the apple in the fridge', "
+                                   "'slice the bread', 'turn on the lamp', or pass a PDDL goal with --goal")
+        builder.literals.append(literal)
+    if not builder.literals:
+        raise InstructionError("the instruction names no change to make; try e.g. 'put the apple in the fridge'")
+    return builder.goal()
+
+
+def _clause_literal(clause: str, b: _GoalBuilder) -> str | None:
+    m = re.match(rf"^{PLACE_VERBS}\s+(.+?)\s+(?:back\s+)?{RELATIONS}\s+(.+)$", clause)
+    if m:
+        obj = b.term(m.group(1))
+        dest = b.term(m.group(2))
+        return f"(in {obj} {dest})"
+    m = re.match(r"^(?:turn|switch|power)\s+(on|off)\s+(.+)$", clause) or re.match(r"^(?:turn|switch)\s+(.+)\s+(on|off)$", clause)
+    if m:
+        state, phrase = (m.group(1), m.group(2)) if m.group(1) in ("on", "off") else (m.group(2), m.group(1))
+        t = b.term(phrase)
+        return f"(is_on {t})" if state == "on" else f"(not (is_on {t}))"
+    for pattern, predicate, value in VERBS:
+        m = re.match(rf"^{pattern}\s+(.+)$", clause)
+        if m:
+            t = b.term(m.group(1))
+            return f"({predicate} {t})" if value else f"(not ({predicate} {t}))"
+    return None

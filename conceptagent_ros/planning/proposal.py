@@ -1,0 +1,89 @@
+"""The seam between the agent loop and whatever proposes actions: an LLM, or the offline planner."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.scene.graph import SceneGraph
+from conceptagent_ros.scene.symbolic import SymbolicState
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One decision of the agent as the proposer sees it in its history."""
+
+    step: int
+    call: SkillCall | None  # None: the reply could not be turned into a call
+    executed: bool
+    success: bool
+    feedback: str  # outcome or unsatisfied preconditions or parse error, in words
+    failure: str | None = None  # precondition | physical | invalid | malformed | blocked
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    instruction: str
+    goal: Goal | None
+    state: SymbolicState
+    state_text: str
+    graph: SceneGraph
+    skills: SkillLibrary
+    history: tuple[StepRecord, ...] = ()
+    step: int = 0
+
+
+@dataclass
+class TokenUsage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def add(self, prompt: int, completion: int, seconds: float) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.seconds += seconds
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Proposal:
+    call: SkillCall | None
+    raw: str = ""  # the model's reply (or the planner's note)
+    thought: str = ""
+    error: str | None = None  # why `raw` could not be used; fed back to the model
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Critique:
+    score: float  # 0 (useless) .. 1 (reaches the goal efficiently)
+    justification: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ActionProposer(Protocol):
+    name: str
+    usage: TokenUsage
+
+    def propose(self, context: DecisionContext) -> Proposal: ...
+
+
+class PlanCritic(Protocol):
+    def critique(self, context: DecisionContext, plan: list[SkillCall]) -> Critique: ...
+
+
+@dataclass
+class ProposerStats:
+    planner_calls: int = 0
+    planner_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)

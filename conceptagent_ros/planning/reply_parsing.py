@@ -1,0 +1,78 @@
+"""Turn a language model's reply into a skill call, or say precisely why it cannot be used.
+
+Replies are untrusted text: they may be empty, cut off, wrapped in prose or code fences, not JSON,
+JSON of the wrong shape, enormous, or hostile. Nothing here evaluates them; they are only parsed.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from conceptagent_ros.skills.contract import SkillCall
+
+MAX_REPLY_CHARS = 20000
+_ID = re.compile(r"^[A-Za-z0-9_\-.]{1,80}$")
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    call: SkillCall | None
+    thought: str = ""
+    error: str | None = None
+
+
+def _json_objects(text: str) -> list[Any]:
+    decoder = json.JSONDecoder()
+    found = []
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text[match.start():])
+        except json.JSONDecodeError:
+            continue
+        found.append(value)
+        if len(found) >= 3:
+            break
+    return found
+
+
+def parse_action_reply(text: str | None) -> ParsedReply:
+    if text is None or not str(text).strip():
+        return ParsedReply(None, error="the reply was empty")
+    text = str(text)
+    if len(text) > MAX_REPLY_CHARS:
+        text = text[:MAX_REPLY_CHARS]
+    stripped = re.sub(r"```(?:json)?", "", text)
+    for obj in _json_objects(stripped):
+        if not isinstance(obj, dict):
+            continue
+        thought = str(obj.get("thought", obj.get("reasoning", "")))[:2000]
+        action = obj.get("action")
+        if isinstance(action, dict):  # {"action": {"skill": ..., "args": [...]}}
+            obj, action = action, None
+        if action is None and "skill" in obj:
+            skill, args = obj.get("skill"), obj.get("args", [])
+            if not isinstance(skill, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+                return ParsedReply(None, thought, '"skill" must be a string and "args" a list of object ids')
+            return _checked(SkillCall(skill.strip().lower(), tuple(a.strip() for a in args)), thought)
+        if isinstance(action, str):
+            try:
+                return _checked(SkillCall.parse(action), thought)
+            except ValueError as e:
+                return ParsedReply(None, thought, f'could not read "action": {e}')
+        return ParsedReply(None, thought, 'the JSON object has no "action" string like "pick(apple_1)"')
+    match = re.search(r"(?im)^\s*(?:action|next action)\s*[:=]\s*`?([a-z_]+\s*\([^()\n]*\))", stripped)
+    if match:
+        return _checked(SkillCall.parse(match.group(1)), "")
+    if stripped.lstrip().startswith("{"):
+        return ParsedReply(None, error="the reply is not valid JSON (cut off or malformed)")
+    return ParsedReply(None, error='no JSON object found; answer {"thought": "...", "action": "skill(args)"}')
+
+
+def _checked(call: SkillCall, thought: str) -> ParsedReply:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", call.skill):
+        return ParsedReply(None, thought, f"{call.skill[:60]!r} is not a skill name")
+    if len(call.args) > 6 or not all(_ID.match(a) for a in call.args):
+        return ParsedReply(None, thought, "arguments must be a few object ids like apple_1")
+    return ParsedReply(call, thought)
