@@ -135,6 +135,9 @@ class PDDLDomain:
 def _clean_parser_message(error: Exception) -> str:
     text = " ".join(str(error).split())
     text = text.replace("Not able to handle:", "unknown predicate or construct:")
+    found = re.search(r"Found invalid expression: ([^.\s]+)", text)
+    if found:
+        text = f"unknown object or name '{found.group(1)}' ({text})"
     if "Undefined name" in text:
         text += " (a variable or object that is not a parameter, a quantified variable or a known object)"
     return text or type(error).__name__

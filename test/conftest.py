@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_openai_server import ScriptedChatServer  # noqa: E402
+
+
+@pytest.fixture
+def chat_server():
+    """Start a scripted chat-completions server; call it with the script."""
+    servers: list[ScriptedChatServer] = []
+
+    def start(script: list) -> ScriptedChatServer:
+        server = ScriptedChatServer(script).__enter__()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONCEPTAGENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
