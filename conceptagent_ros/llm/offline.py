@@ -25,19 +25,18 @@ from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
 
 @lru_cache(maxsize=1)
+def load_priors() -> dict[str, dict[str, list[str]]]:
+    """config/priors.yaml, read once: `likely_in` and `goal_needs`."""
+    path = config_dir() / "priors.yaml"
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.is_file() else {}
+
+
 def likely_places() -> dict[str, list[str]]:
-    path = config_dir() / "priors.yaml"
-    if not path.is_file():
-        return {}
-    return dict(yaml.safe_load(path.read_text(encoding="utf-8")).get("likely_in", {}))
+    return dict(load_priors().get("likely_in", {}))
 
 
-@lru_cache(maxsize=1)
 def goal_needs() -> dict[str, list[str]]:
-    path = config_dir() / "priors.yaml"
-    if not path.is_file():
-        return {}
-    return dict(yaml.safe_load(path.read_text(encoding="utf-8")).get("goal_needs", {}))
+    return dict(load_priors().get("goal_needs", {}))
 
 
 def needed_categories(goal_text: str) -> set[str]:

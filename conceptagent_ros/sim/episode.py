@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conceptagent_ros.errors import ConceptAgentError, InstructionError, PDDLError, TaskFileError
+from conceptagent_ros.errors import ConceptAgentError, PDDLError, TaskFileError
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
 from conceptagent_ros.planning.goal import Goal
@@ -86,10 +86,7 @@ def resolve_goal(spec: EpisodeSpec, world: World, llm: LLMSpec) -> Goal:
     types = world.state().types
     text = spec.goal
     if not text:
-        try:
-            text = interpret_instruction(spec.instruction, set(world.domain.types) | {"room"}, types)
-        except InstructionError as e:
-            raise InstructionError(f"{e}") from e
+        text = interpret_instruction(spec.instruction, set(world.domain.types) | {"room"}, types)
     try:
         return Goal.parse(world.domain, text, types)
     except PDDLError as e:
