@@ -33,9 +33,15 @@ setup(
         "unified-planning>=1.2,<2",
         "up-fast-downward>=0.4",
         "openai>=1.40",
+        "scikit-learn>=1.3",  # TF-IDF retrieval of LLM-Planner's in-context examples
+        "matplotlib>=3.7",  # benchmark plots
     ],
     extras_require={
-        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10"],
+        # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
+        # logit biases; install torch with -c constraints.txt to get the CPU build
+        "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
+        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "torch>=2.2", "transformers>=4.40",
+                 "tokenizers>=0.15"],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },
     entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},

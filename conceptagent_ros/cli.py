@@ -62,18 +62,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.planning.planners import PlannerSpec
     from conceptagent_ros.sim.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
-    from conceptagent_ros.sim.episode import PLANNERS
     from conceptagent_ros.sim.tasks import load_suite, load_tasks
 
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:
         raise ConceptAgentError("bench needs --suite NAME or --tasks FILE.yaml")
-    planners = args.planner or ["react"]
-    for p in planners:
-        if p not in PLANNERS:
-            raise ConceptAgentError(f"unknown planner '{p}'; planners: {', '.join(PLANNERS)}")
+    planners = [str(PlannerSpec.parse(p)) for p in (args.planner or ["react"])]  # bad specs fail before any run
     if args.seeds < 1:
         raise ConceptAgentError("--seeds must be at least 1")
     out = Path(args.out) if args.out else None
@@ -114,6 +111,38 @@ def cmd_preconditions(args: argparse.Namespace) -> int:
     return pcli.main(args)
 
 
+def cmd_study(args: argparse.Namespace) -> int:
+    from conceptagent_ros.sim.study import run_study
+
+    command = "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    report = run_study(Path(args.file), Path(args.out), command, sections_only=args.section or ())
+    print(f"Report written to {report}")
+    return EXIT_OK
+
+
+def cmd_overhead(args: argparse.Namespace) -> int:
+    from conceptagent_ros.sim.overhead import measure
+
+    worst = 0.0
+    for planner in args.planner or ["mcts:expansions=20", "react"]:
+        result = measure(planner, args.objects, args.decisions, args.llm_seconds)
+        print(result.line())
+        worst = max(worst, result.ratio)
+    print(f"largest overhead / LLM time: {worst:.2%} (target: below 10%)")
+    return EXIT_OK if worst < 0.10 else EXIT_FAILED
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from conceptagent_ros.planning.planners.example_bank import record_plans, write_bank
+    from conceptagent_ros.sim.tasks import load_suite
+
+    tasks = [t for name in args.suite or ["easy", "moderate", "hard"] for t in load_suite(name)]
+    examples = record_plans(tasks)
+    write_bank(examples, Path(args.out))
+    print(f"{len(examples)} examples written to {args.out}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptagent", description=__doc__ and "ConceptAgent task planning on the embedded world")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -123,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("instruction")
     run.add_argument("--scene", default="studio_kitchen", help="built-in scene name or scene YAML path")
     run.add_argument("--goal", help="PDDL goal formula (default: interpreted from the instruction)")
-    run.add_argument("--planner", default="react", help="react (default) or base (no precondition grounding)")
-    run.add_argument("--llm", default="offline", help="offline | openai:MODEL")
+    run.add_argument("--planner", default="react", help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; options as NAME:key=value,...")
+    run.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH (grounded-decoding)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-steps", type=int, default=40)
     run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
@@ -145,6 +174,24 @@ def build_parser() -> argparse.ArgumentParser:
     scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
     scenes.add_argument("name", nargs="?")
     scenes.set_defaults(func=cmd_scenes)
+
+    st = sub.add_parser("study", help="run a study file (sections of benchmarks) into a Markdown report with plots")
+    st.add_argument("file", help="study YAML, e.g. config/studies/planners.yaml")
+    st.add_argument("--out", required=True, help="report directory, e.g. docs/benchmarks")
+    st.add_argument("--section", action="append", help="run only these section ids")
+    st.set_defaults(func=cmd_study)
+
+    oh = sub.add_parser("overhead", help="planning overhead outside the LLM per decision on a large scene")
+    oh.add_argument("--planner", action="append", help="planner spec (default: mcts:expansions=20 and react)")
+    oh.add_argument("--objects", type=int, default=200)
+    oh.add_argument("--decisions", type=int, default=5)
+    oh.add_argument("--llm-seconds", type=float, default=0.5, help="assumed latency of one LLM call")
+    oh.set_defaults(func=cmd_overhead)
+
+    ex = sub.add_parser("examples", help="record the LLM-Planner example bank from the offline backend's plans")
+    ex.add_argument("--suite", action="append", help="suites to record (default: all built-in)")
+    ex.add_argument("--out", default="config/examples/plan_bank.yaml")
+    ex.set_defaults(func=cmd_examples)
 
     pre = sub.add_parser("preconditions", help="LLM-generated preconditions: generate, evaluate")
     pre_sub = pre.add_subparsers(dest="action", required=True)

@@ -9,8 +9,10 @@ from launch_ros.actions import Node
 def generate_launch_description() -> LaunchDescription:
     args = [
         DeclareLaunchArgument("scene", default_value="studio_kitchen", description="embedded scene name or YAML path"),
-        DeclareLaunchArgument("llm", default_value="offline", description="offline | openai:MODEL"),
-        DeclareLaunchArgument("planner", default_value="react", description="react | base"),
+        DeclareLaunchArgument("llm", default_value="offline", description="offline | simulated[:RATE] | openai:MODEL | hf:PATH"),
+        DeclareLaunchArgument("planner", default_value="react",
+                              description="react | base | mcts | llm-planner | tree-planner | grounded-decoding "
+                                          "(options as NAME:key=value,...)"),
     ]
     node = Node(
         package="conceptagent_ros", executable="agent_node", name="conceptagent", output="screen",

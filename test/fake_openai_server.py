@@ -5,20 +5,27 @@ Each scripted item is one of:
   {"status": 429}                 -> that HTTP status with an error body
   {"delay": 2.0, "text": "..."}   -> answer after a delay
   {"raw": b"..."}                 -> 200 with exactly these body bytes (truncated / non-JSON)
+  {"text": "...", "single": True} -> one choice even when the request asks for n
 When the script runs out, the last item repeats. Requests are recorded for assertions.
+
+`/v1/completions` (the legacy endpoint, used for token log-probabilities) is answered by the
+`next_token_logprobs(prompt) -> {token: logprob}` callable, one token per request.
 """
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
 class ScriptedChatServer:
-    def __init__(self, script: list[Any] | None = None):
+    def __init__(self, script: list[Any] | None = None,
+                 next_token_logprobs: Callable[[str], dict[str, float]] | None = None):
         self.script: list[Any] = list(script or ["{}"])
+        self.next_token_logprobs = next_token_logprobs
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         server = self
@@ -32,6 +39,10 @@ class ScriptedChatServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                if self.path.rstrip("/").endswith("/completions") and "/chat/" not in self.path:
+                    self._completion(body)
+                    return
+                with server._lock:
                     item = server.script.pop(0) if len(server.script) > 1 else server.script[0]
                 if isinstance(item, dict) and "delay" in item:
                     time.sleep(item["delay"])
@@ -43,7 +54,7 @@ class ScriptedChatServer:
                     self._send(200, item["raw"])
                     return
                 text = item["text"] if isinstance(item, dict) else str(item)
-                n = int(body.get("n", 1) or 1)
+                n = 1 if isinstance(item, dict) and item.get("single") else int(body.get("n", 1) or 1)
                 prompt_chars = sum(len(m.get("content", "")) for m in body.get("messages", []))
                 payload = json.dumps({
                     "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
@@ -52,6 +63,20 @@ class ScriptedChatServer:
                                 for i in range(n)],
                     "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(text) // 4 + 1,
                               "total_tokens": prompt_chars // 4 + len(text) // 4 + 1},
+                }).encode()
+                self._send(200, payload)
+
+            def _completion(self, body: dict[str, Any]) -> None:
+                top = server.next_token_logprobs(str(body.get("prompt", ""))) if server.next_token_logprobs else {}
+                best = max(top, key=top.get) if top else ""
+                payload = json.dumps({
+                    "id": "cmpl-test", "object": "text_completion", "created": int(time.time()),
+                    "model": body.get("model", "test"),
+                    "choices": [{"index": 0, "text": best, "finish_reason": "length",
+                                 "logprobs": {"tokens": [best], "token_logprobs": [top.get(best, 0.0)],
+                                              "top_logprobs": [top], "text_offset": [0]}}],
+                    "usage": {"prompt_tokens": len(str(body.get("prompt", ""))) // 4, "completion_tokens": 1,
+                              "total_tokens": len(str(body.get("prompt", ""))) // 4 + 1},
                 }).encode()
                 self._send(200, payload)
 

@@ -1,8 +1,6 @@
 """The OpenAI backend against a real local HTTP server; reply parsing; the LLM-driven agent."""
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,7 +10,8 @@ from conceptagent_ros.llm.base import ChatMessage
 from conceptagent_ros.llm.cache import ResponseCache
 from conceptagent_ros.llm.openai_chat import OpenAIChatModel
 from conceptagent_ros.planning.agent import Agent, AgentConfig
-from conceptagent_ros.planning.llm_proposer import LLMProposer
+from conceptagent_ros.planning.chat_roles import ChatRoles
+from conceptagent_ros.planning.planners.iterative import IterativePlanner
 from conceptagent_ros.planning.proposal import Proposal, TokenUsage
 from conceptagent_ros.planning.reply_parsing import parse_action_reply
 from conceptagent_ros.planning.verifier import PreconditionVerifier
@@ -124,7 +123,7 @@ def test_llm_agent_gets_feedback_and_recovers(chat_server):
         '{"action": "done()"}',
     ]
     server = chat_server(script)
-    agent, world, executed = make_agent(LLMProposer(model(server), World(load_scene("studio_kitchen")).skills))
+    agent, world, executed = make_agent(IterativePlanner(ChatRoles(model(server))))
     stats = agent.run("open the fridge", None)
     assert stats.declared_done and world.scene.objects["fridge_1"].flag("open")
     assert [str(o.call) for o in executed] == ["navigate_to(fridge_1)", "open(fridge_1)"]

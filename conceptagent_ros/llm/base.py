@@ -1,7 +1,7 @@
 """One chat interface for every language model backend."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -34,6 +34,7 @@ class ChatModel(Protocol):
         max_tokens: int | None = None,
         json_mode: bool = False,
         n: int = 1,
+        logit_bias: Mapping[int, float] | None = None,
     ) -> ChatReply: ...
 
 

@@ -1,6 +1,6 @@
 """The `offline` backend: no model, no network. It proposes actions by classical planning over the
 robot's belief (Fast Downward on the skills' preconditions and effects), explores when the goal
-names objects it has not seen, and critiques plans by the goal progress they predict.
+names objects it has not seen. It is the oracle of the simulated backend (llm/simulated.py).
 
 It needs a formal goal: a task's PDDL goal, or one interpreted from the instruction
 (planning/instruction.py). It is the default of `make run`, and the reference every LLM planner
@@ -15,8 +15,7 @@ import yaml
 
 from conceptagent_ros.paths import config_dir
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
-from conceptagent_ros.planning.pddl.effects import EffectModel
-from conceptagent_ros.planning.proposal import Critique, DecisionContext, Proposal, TokenUsage
+from conceptagent_ros.planning.proposal import DecisionContext, Proposal, TokenUsage
 from conceptagent_ros.planning.symbolic_planner import SymbolicPlanner, robot_location
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import ROOM_TYPE
@@ -59,7 +58,6 @@ class OfflineBackend:
         self.domain = domain
         self.skills = skills
         self.planner = SymbolicPlanner(domain, timeout=planner_timeout)
-        self.effects = EffectModel(domain)
         self.verifier = PreconditionVerifier(domain, skills)
         self.usage = TokenUsage()  # stays at zero: no model is called
         self._plan: list[SkillCall] = []
@@ -143,25 +141,14 @@ class OfflineBackend:
             scored.append((tier, rank, distance(graph.robot.position, obj.position), obj.id))
         return [target for *_, target in sorted(scored)][:4]
 
-    # -- critique ---------------------------------------------------------------------------------
-    def critique(self, context: DecisionContext, plan: list[SkillCall]) -> Critique:
-        """Score a plan by the goal progress its declared effects predict, minus its cost."""
-        if context.goal is None:
-            return Critique(0.0, "no formal goal to measure progress against")
-        state, infeasible = context.state, []
-        for call in plan:
-            if not self.verifier.is_feasible(call, state):
-                infeasible.append(str(call))
-                continue
-            state = self.effects.apply(call, state)
-        progress = context.goal.progress(state)
-        reached = context.goal.holds(state)
-        score = progress + (0.1 if reached else 0.0) - 0.02 * len(plan) - 0.25 * len(infeasible)
-        score = max(0.0, min(1.0, score))
-        why = f"predicted goal progress {progress:.0%} after {len(plan)} steps"
-        if infeasible:
-            why += f"; infeasible steps: {', '.join(infeasible)}"
-        return Critique(score, why)
+    @property
+    def remaining_plan(self) -> tuple[SkillCall, ...]:
+        """The plan being followed, first step next (after the last `propose`)."""
+        return tuple(self._plan)
+
+    @property
+    def plan_reaches_goal(self) -> bool:
+        return self._purpose == "goal"
 
 
 def _quantified_types(goal_text: str) -> set[str]:

@@ -9,7 +9,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import openai
@@ -65,6 +65,7 @@ class OpenAIChatModel:
         max_tokens: int | None = None,
         json_mode: bool = False,
         n: int = 1,
+        logit_bias: Mapping[int, float] | None = None,
     ) -> ChatReply:
         request: dict[str, Any] = {
             "model": self.model,
@@ -73,6 +74,8 @@ class OpenAIChatModel:
             "max_tokens": max_tokens or self.max_tokens,
             "n": n,
         }
+        if logit_bias:
+            request["logit_bias"] = {str(k): float(v) for k, v in sorted(logit_bias.items())}
         if json_mode:
             request["response_format"] = {"type": "json_object"}
         if self.cache is not None:

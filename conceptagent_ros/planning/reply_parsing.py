@@ -76,3 +76,70 @@ def _checked(call: SkillCall, thought: str) -> ParsedReply:
     if len(call.args) > 6 or not all(_ID.match(a) for a in call.args):
         return ParsedReply(None, thought, "arguments must be a few object ids like apple_1")
     return ParsedReply(call, thought)
+
+
+# -- replies of the other planner roles ------------------------------------------------------------
+def _first_object(text: str | None) -> dict[str, Any] | None:
+    if text is None or not str(text).strip():
+        return None
+    stripped = re.sub(r"```(?:json)?", "", str(text)[:MAX_REPLY_CHARS])
+    return next((o for o in _json_objects(stripped) if isinstance(o, dict)), None)
+
+
+def parse_call_list(text: str | None, key: str) -> tuple[list[SkillCall], list[str]]:
+    """`{"actions": ["pick(a)", ...]}` -> calls, plus one line per entry that could not be read."""
+    obj = _first_object(text)
+    if obj is None:
+        return [], ["no JSON object found in the reply"]
+    items = obj.get(key)
+    if not isinstance(items, list):
+        return [], [f'the JSON object has no "{key}" list']
+    calls, errors = [], []
+    for item in items[:60]:
+        if not isinstance(item, str):
+            errors.append(f"{str(item)[:60]!r} is not a skill call string")
+            continue
+        try:
+            parsed = _checked(SkillCall.parse(item), "")
+        except ValueError as e:
+            errors.append(f"could not read {item[:60]!r}: {e}")
+            continue
+        if parsed.call is None:
+            errors.append(parsed.error or f"could not read {item[:60]!r}")
+        else:
+            calls.append(parsed.call)
+    return calls, errors
+
+
+def parse_score(text: str | None, scale: float = 10.0) -> tuple[float | None, str]:
+    """`{"justification": ..., "score": 7}` -> (0.7, justification); None when there is no number."""
+    obj = _first_object(text)
+    if obj is None:
+        match = re.search(r"(?i)score\W{0,4}(\d+(?:\.\d+)?)", str(text or ""))
+        return (min(1.0, max(0.0, float(match.group(1)) / scale)), "") if match else (None, "")
+    why = str(obj.get("justification", obj.get("reason", "")))[:2000]
+    score = obj.get("score")
+    if isinstance(score, str):
+        try:
+            score = float(score)
+        except ValueError:
+            score = None
+    if not isinstance(score, (int, float)) or isinstance(score, bool) or score != score:  # NaN
+        return None, why
+    return min(1.0, max(0.0, float(score) / scale)), why
+
+
+def parse_choice(text: str | None, n_options: int) -> tuple[int | None, str | None]:
+    """`{"choice": 2}` (1-based) -> index 1; or why it cannot be used."""
+    obj = _first_object(text)
+    value: Any = obj.get("choice") if obj is not None else None
+    if value is None:
+        match = re.search(r"(?i)(?:choice|option)\D{0,4}(\d+)", str(text or ""))
+        value = match.group(1) if match else None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None, 'no "choice" number in the reply'
+    if not 1 <= number <= n_options:
+        return None, f"choice {number} is not one of the options 1..{n_options}"
+    return number - 1, None

@@ -5,7 +5,8 @@ Publishes:   ~/step (conceptagent_ros/PlanStep)  every decision as it happens
              ~/status (std_msgs/String)  one line when a task ends
 Actions:     ~/run_task (conceptagent_ros/RunTask)
 Parameters:  scene (string, default studio_kitchen): embedded world to run on until ROS skill
-             servers are configured; llm (string, default offline); planner (string, react);
+             servers are configured; llm (string, default offline); planner (string, react; any spec of
+             `conceptagent run --planner`);
              max_steps (int, 40); seed (int, 0)
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from rcl_interfaces.msg import ParameterDescriptor
 from std_msgs.msg import String
 
 from conceptagent_ros.action import RunTask
@@ -30,10 +32,11 @@ class AgentNode(Node):
         super().__init__("conceptagent")
         for name, default, about in (
             ("scene", "studio_kitchen", "embedded scene name or YAML path"),
-            ("llm", "offline", "offline | openai:MODEL"),
-            ("planner", "react", "react | base"),
+            ("llm", "offline", "offline | simulated[:RATE] | openai:MODEL | hf:PATH (grounded-decoding only)"),
+            ("planner", "react", "react | base | mcts | llm-planner | tree-planner | grounded-decoding, "
+                                 "with options as NAME:key=value,..."),
         ):
-            self.declare_parameter(name, default)
+            self.declare_parameter(name, default, ParameterDescriptor(description=about))
         self.declare_parameter("max_steps", 40)
         self.declare_parameter("seed", 0)
         group = ReentrantCallbackGroup()

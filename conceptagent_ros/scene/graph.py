@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
-from conceptagent_ros.scene.model import Room, RobotState, SceneObject, distance
+from conceptagent_ros.scene.model import RobotState, Room, SceneObject, distance
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState
 

@@ -1,7 +1,8 @@
-"""`conceptagent bench`: run planners over task suites and seeds; print a table; write JSON and
-Markdown results."""
+"""`conceptagent bench`: run planners over task suites and seeds; print a table; write JSON, CSV and
+Markdown results. Planning time is the episode's wall time minus the language model's own time."""
 from __future__ import annotations
 
+import csv
 import json
 import sys
 import time
@@ -25,8 +26,9 @@ class BenchConfig:
     out: Path | None = None
 
 
-def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO = sys.stderr,
+def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None = None,
               runner: Callable[[EpisodeSpec], EpisodeResult] = run_episode) -> list[dict[str, Any]]:
+    stream = stream or sys.stderr  # resolved per call: tests and tools swap sys.stderr
     rows: list[dict[str, Any]] = []
     total = len(tasks) * len(config.planners) * config.seeds
     done = 0
@@ -51,52 +53,103 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO = sys.s
                 elapsed = time.perf_counter() - start
                 eta = elapsed / done * (total - done)
                 mark = "ok  " if row.get("success") else "FAIL"
-                stream.write(f"[{done:>4}/{total}] {mark} {planner:<10} seed {seed} {task.id:<14} "
+                stream.write(f"[{done:>4}/{total}] {mark} {planner:<24} {config.llm:<16} seed {seed} {task.id:<12} "
                              f"steps {row.get('stats', {}).get('steps', '-'):>3}  "
                              f"elapsed {elapsed:6.1f}s  eta {eta:6.1f}s\n")
                 stream.flush()
     return rows
 
 
+def corrections(row: dict[str, Any]) -> int:
+    """Decisions spent recovering from an error: refused, failed or unusable actions."""
+    stats = row.get("stats", {})
+    return int(stats.get("failed_executions", 0) + stats.get("infeasible_proposed", 0)
+               - stats.get("infeasible_executed", 0) + stats.get("invalid_proposals", 0)
+               + stats.get("malformed_replies", 0))
+
+
+SUMMARY_COLUMNS = ("planner", "llm", "suite", "episodes", "success_rate", "goal_condition_recall", "mean_steps",
+                   "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "llm_calls_per_action",
+                   "prompt_tokens", "completion_tokens", "tokens", "planning_seconds", "planning_ms_per_decision",
+                   "errors")
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row.get("planner", "?"), row.get("suite", "?")), []).append(row)
+        groups.setdefault((row.get("planner", "?"), row.get("llm", "?"), row.get("suite", "?")), []).append(row)
     summary = []
-    for (planner, suite), items in sorted(groups.items()):
+    for (planner, llm, suite), items in sorted(groups.items()):
         n = len(items)
         stats = [r.get("stats", {}) for r in items]
+        executed = sum(s.get("executed", 0) for s in stats)
+        decisions = sum(s.get("steps", 0) for s in stats)
+        calls = sum(r.get("llm_calls", 0) for r in items)
+        prompt = sum(r.get("prompt_tokens", 0) for r in items)
+        completion = sum(r.get("completion_tokens", 0) for r in items)
+        seconds = sum(r.get("planner_seconds", 0.0) for r in items)
         summary.append({
-            "planner": planner, "suite": suite, "episodes": n,
+            "planner": planner, "llm": llm, "suite": suite, "episodes": n,
             "success_rate": sum(bool(r.get("success")) for r in items) / n,
-            "mean_steps": sum(s.get("steps", 0) for s in stats) / n,
+            "goal_condition_recall": sum(r.get("goal_progress", 0.0) for r in items) / n,
+            "mean_steps": decisions / n,
             "infeasible_proposed": sum(s.get("infeasible_proposed", 0) for s in stats) / n,
             "infeasible_executed": sum(s.get("infeasible_executed", 0) for s in stats) / n,
-            "llm_calls": sum(r.get("llm_calls", 0) for r in items) / n,
-            "tokens": sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in items) / n,
-            "planning_seconds": sum(r.get("planner_seconds", 0.0) for r in items) / n,
+            "corrections": sum(corrections(r) for r in items) / n,
+            "llm_calls": calls / n,
+            "llm_calls_per_action": calls / executed if executed else 0.0,
+            "prompt_tokens": prompt / n, "completion_tokens": completion / n, "tokens": (prompt + completion) / n,
+            "planning_seconds": seconds / n,
+            "planning_ms_per_decision": 1000 * seconds / decisions if decisions else 0.0,
             "errors": sum(1 for r in items if "error" in r),
         })
     return summary
 
 
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
-    head = ("| planner | suite | episodes | success | steps | infeasible proposed | infeasible executed "
-            "| LLM calls | tokens | planning s |")
-    lines = [head, "|" + "---|" * 10]
+    head = ("| planner | LLM | suite | episodes | success | goal-condition recall | steps | infeasible proposed "
+            "| infeasible executed | corrections | LLM calls | calls / action | prompt tokens | completion tokens "
+            "| planning ms / decision |")
+    lines = [head, "|" + "---|" * 15]
     for s in summary:
         lines.append(
-            f"| {s['planner']} | {s['suite']} | {s['episodes']} | {s['success_rate']:.0%} | {s['mean_steps']:.1f} "
-            f"| {s['infeasible_proposed']:.2f} | {s['infeasible_executed']:.2f} | {s['llm_calls']:.1f} "
-            f"| {s['tokens']:.0f} | {s['planning_seconds']:.2f} |"
+            f"| {s['planner']} | {s['llm']} | {s['suite']} | {s['episodes']} | {s['success_rate']:.0%} "
+            f"| {s['goal_condition_recall']:.0%} | {s['mean_steps']:.1f} | {s['infeasible_proposed']:.2f} "
+            f"| {s['infeasible_executed']:.2f} | {s['corrections']:.2f} | {s['llm_calls']:.1f} "
+            f"| {s['llm_calls_per_action']:.1f} | {s['prompt_tokens']:.0f} | {s['completion_tokens']:.0f} "
+            f"| {s['planning_ms_per_decision']:.1f} |"
         )
     return "\n".join(lines)
+
+
+EPISODE_COLUMNS = ("suite", "task_id", "planner", "llm", "seed", "success", "goal_progress", "steps", "executed",
+                   "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "prompt_tokens",
+                   "completion_tokens", "planner_seconds", "stop_reason", "error")
+
+
+def episode_record(row: dict[str, Any]) -> dict[str, Any]:
+    stats = row.get("stats", {})
+    flat = {k: row.get(k, "") for k in EPISODE_COLUMNS}
+    flat.update({k: stats.get(k, "") for k in ("steps", "executed", "infeasible_proposed", "infeasible_executed",
+                                                "stop_reason")})
+    flat["corrections"] = corrections(row)
+    return flat
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
 def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"command": command, "episodes": list(rows),
                                                   "summary": list(summary)}, indent=2, default=str))
+    write_csv(out / "episodes.csv", [episode_record(r) for r in rows], EPISODE_COLUMNS)
+    write_csv(out / "summary.csv", summary, SUMMARY_COLUMNS)
     failures = [r for r in rows if not r.get("success")]
     md = [f"# Benchmark results\n\nCommand: `{command}`\n", markdown_table(summary), ""]
     if failures:

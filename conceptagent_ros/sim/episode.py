@@ -8,26 +8,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conceptagent_ros.errors import ConceptAgentError, PDDLError, TaskFileError
+from conceptagent_ros.errors import PDDLError, TaskFileError
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.instruction import clean_instruction, interpret_instruction
-from conceptagent_ros.planning.pddl.domain import PDDLDomain, cached_domain
-from conceptagent_ros.planning.proposal import ActionProposer
+from conceptagent_ros.planning.pddl.domain import cached_domain
+from conceptagent_ros.planning.planners import PlannerSpec, build_planner
 from conceptagent_ros.planning.trace import TraceWriter
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.symbolic import load_predicates
 from conceptagent_ros.sim.world import World, domain_types
-from conceptagent_ros.skills.contract import SkillLibrary, load_skill_library
-
-# planner name -> (precondition grounding on?)  More planners join in planning/ as they land.
-PLANNERS: dict[str, dict[str, Any]] = {
-    "react": {"grounding": True, "about": "closed-loop agent with precondition grounding (ConceptAgent III-C)"},
-    "base": {"grounding": False, "about": "the paper's base agent: closed loop, actions run unchecked"},
-}
+from conceptagent_ros.skills.contract import load_skill_library
 
 
 @dataclass
@@ -62,24 +56,12 @@ class EpisodeResult:
     prompt_tokens: int
     completion_tokens: int
     planner_seconds: float  # wall time of the episode minus the LLM's own time
+    planner_counters: dict[str, float] = field(default_factory=dict)  # planner-specific figures
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
         data["stats"] = self.stats.to_json()
         return data
-
-
-def make_proposer(spec: LLMSpec, domain: PDDLDomain, skills: SkillLibrary) -> ActionProposer:
-    if spec.kind == "offline":
-        from conceptagent_ros.llm.offline import OfflineBackend
-
-        return OfflineBackend(domain, skills)
-    if spec.kind == "openai":
-        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
-        from conceptagent_ros.planning.llm_proposer import LLMProposer
-
-        return LLMProposer(OpenAIChatModel.from_env(spec.model), skills)
-    raise ConceptAgentError(f"no backend for --llm {spec}")
 
 
 def resolve_goal(spec: EpisodeSpec, world: World, llm: LLMSpec) -> Goal:
@@ -95,8 +77,7 @@ def resolve_goal(spec: EpisodeSpec, world: World, llm: LLMSpec) -> Goal:
 
 def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None) -> EpisodeResult:
     instruction = clean_instruction(spec.instruction)
-    if spec.planner not in PLANNERS:
-        raise ConceptAgentError(f"unknown planner '{spec.planner}'; planners: {', '.join(PLANNERS)}")
+    planner_spec = PlannerSpec.parse(spec.planner)
     llm = parse_llm_spec(spec.llm)
     scene = load_scene(spec.scene)
     skills = load_skill_library()
@@ -104,9 +85,10 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     goal = resolve_goal(spec, world, llm)
     domain = cached_domain(load_predicates(), skills, domain_types(scene), spec.preconditions)
     verifier = PreconditionVerifier(domain, skills)
-    proposer = make_proposer(llm, domain, skills)
+    built = build_planner(planner_spec, llm, domain, skills, spec.seed, spec.task_id)
+    proposer = built.proposer
     graph = SceneGraph(scene.rooms, world.robot)
-    config = AgentConfig(max_steps=spec.max_steps, precondition_grounding=PLANNERS[spec.planner]["grounding"])
+    config = AgentConfig(max_steps=spec.max_steps, precondition_grounding=built.grounding)
     trace = TraceWriter(spec.trace) if spec.trace else None
     start = time.perf_counter()
     try:
@@ -118,9 +100,10 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     truth = world.state()
     wall = time.perf_counter() - start
     return EpisodeResult(
-        task_id=spec.task_id, scene=scene.name, planner=spec.planner, llm=str(llm), seed=spec.seed,
+        task_id=spec.task_id, scene=scene.name, planner=str(planner_spec), llm=str(llm), seed=spec.seed,
         instruction=instruction, goal=goal.text, success=goal.holds(truth), goal_progress=goal.progress(truth),
         unmet=goal.unmet(truth), stats=stats, llm_calls=proposer.usage.calls,
         prompt_tokens=proposer.usage.prompt_tokens, completion_tokens=proposer.usage.completion_tokens,
         planner_seconds=max(0.0, wall - proposer.usage.seconds),
+        planner_counters=dict(getattr(getattr(proposer, "counters", None), "values", {})),
     )

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import derive_symbolic_state
+from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject, distance
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, SkillOutcome, load_skill_library
-from conceptagent_ros.scene.loader import category_defaults
 
 PHYSICAL_FAILURES = {
     "navigate_to": "the path was blocked by an obstacle; the robot stopped where it was",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from conceptagent_ros.errors import LLMError, PDDLError, PreconditionGenerationError
 from conceptagent_ros.llm.base import ChatMessage, ChatModel
-from conceptagent_ros.planning.llm_proposer import load_prompt
 from conceptagent_ros.planning.pddl.domain import PDDLDomain, normalize_formula
+from conceptagent_ros.planning.prompts import load_prompt
 from conceptagent_ros.scene.symbolic import PredicateSpec
 from conceptagent_ros.skills.contract import SkillLibrary, SkillSpec
 

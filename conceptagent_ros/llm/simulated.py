@@ -1,0 +1,283 @@
+"""A simulated language model: answers every planner role from the oracle, and errs on purpose.
+
+It is a measuring instrument, not a stand-in for a model. The papers ask how each planner copes
+with a language model that makes mistakes; no model is reachable here, so this backend makes the
+mistakes at known, seeded rates and the benchmark measures what each planner does with them.
+
+What it models, exactly:
+- The oracle is the offline backend (llm/offline.py): Fast Downward over the robot's *belief*
+  (what it has observed) plus common-sense priors on where things are. The oracle never sees
+  hidden objects; like a good model, it knows where to look.
+- Each action it proposes (a next action, a step of a sampled plan) is independently replaced,
+  with the configured probabilities, by one of these errors:
+  * hallucination: an argument swapped for an object id that was never observed (`apple_9`);
+  * infeasible: a real skill on observed objects whose preconditions do not hold now;
+  * order: a later step of the right plan in place of the next one.
+- The critic scores a plan by how much of it follows the oracle's plan, the goal progress its
+  declared effects predict, and its infeasible and surplus steps, plus Gaussian noise of the
+  configured standard deviation (scores are in 0..1).
+- Deciding (Tree-Planner) picks the option the oracle would run, else a feasible one, and with
+  the `decide` probability a uniformly random option.
+- Token counts are those of the exact prompts the chat backend would send for the same question
+  (planning/prompts.py) and of the JSON reply it answers with, at four characters a token.
+- Its own compute (the oracle's planning) counts as language-model time, so planning overhead
+  excludes it, as it excludes a real model's latency.
+
+It does not model in-context learning (retrieved examples change its token counts, not its
+errors), sampling temperature, or a model's biases toward particular objects.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.llm.base import ChatMessage, estimate_tokens
+from conceptagent_ros.llm.offline import OfflineBackend
+from conceptagent_ros.planning import prompts
+from conceptagent_ros.planning.pddl.domain import PDDLDomain
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.proposal import Critique, DecisionContext, TokenUsage
+from conceptagent_ros.planning.roles import Candidates, Choice, PlanSamples, SamplingOptions
+from conceptagent_ros.planning.verifier import PreconditionVerifier
+from conceptagent_ros.scene.symbolic import SymbolicState
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
+
+
+@dataclass(frozen=True)
+class ErrorRates:
+    hallucination: float = 0.0
+    infeasible: float = 0.0
+    order: float = 0.0
+    critic: float = 0.0  # standard deviation of the critic's score noise
+    decide: float = 0.0
+
+    @classmethod
+    def uniform(cls, rate: float) -> ErrorRates:
+        """One knob: `rate` of proposed actions are wrong (a third of each kind); critic noise and
+        deciding errors at the same rate."""
+        return cls(rate / 3, rate / 3, rate / 3, rate, rate)
+
+    @classmethod
+    def parse(cls, text: str) -> ErrorRates:
+        """`0.2`, or `hallucination=0.1,infeasible=0.05,order=0,critic=0.2,decide=0.1`."""
+        text = text.strip()
+        if not text:
+            return cls()
+        names = {f.name for f in fields(cls)}
+        try:
+            if "=" not in text:
+                rates = cls.uniform(float(text))
+            else:
+                values: dict[str, float] = {}
+                for item in text.split(","):
+                    key, _, value = item.partition("=")
+                    if key.strip() not in names:
+                        raise ConceptAgentError(f"unknown error kind '{key.strip()}'; kinds: {', '.join(sorted(names))}")
+                    values[key.strip()] = float(value)
+                rates = cls(**values)
+        except ValueError:
+            raise ConceptAgentError(f"simulated error rates must be numbers: {text!r}") from None
+        for f in fields(rates):
+            if not 0.0 <= getattr(rates, f.name) <= 1.0:
+                raise ConceptAgentError(f"simulated error rate {f.name}={getattr(rates, f.name)} is not in [0, 1]")
+        if rates.hallucination + rates.infeasible + rates.order > 1.0:
+            raise ConceptAgentError("simulated action error rates add up to more than 1")
+        return rates
+
+    def __str__(self) -> str:
+        return ",".join(f"{f.name}={getattr(self, f.name):g}" for f in fields(self))
+
+
+class SimulatedLLM:
+    """Implements planning.roles.PlannerLLM. With all rates zero and `count_tokens=False`, it is the
+    `offline` backend: the oracle answering every role, no model, nothing counted as LLM use."""
+
+    def __init__(self, domain: PDDLDomain, skills: SkillLibrary, errors: ErrorRates = ErrorRates(),
+                 seed: int | str = 0, count_tokens: bool = True, name: str = "simulated"):
+        self.name = name
+        self.errors = errors
+        self.count_tokens = count_tokens
+        self.usage = TokenUsage()
+        self.skills = skills
+        self.oracle = OfflineBackend(domain, skills)
+        self.verifier = PreconditionVerifier(domain, skills)
+        self.effects = EffectModel(domain)
+        self.rng = random.Random(f"simulated-llm/{seed}")
+        self._plan_for: tuple[int, int] | None = None
+        self._plan: tuple[SkillCall, ...] = ()
+        self._plan_complete = False
+
+    # -- the oracle -------------------------------------------------------------------------------
+    def oracle_plan(self, context: DecisionContext) -> tuple[SkillCall, ...]:
+        """The oracle's plan from the current belief, computed once per decision."""
+        key = (context.step, len(context.history))
+        if key != self._plan_for:
+            proposal = self.oracle.propose(context)
+            rest = self.oracle.remaining_plan
+            if proposal.call is None or proposal.call.skill == "done":
+                self._plan, self._plan_complete = (SkillCall("done"),), True
+            else:
+                self._plan_complete = self.oracle.plan_reaches_goal
+                self._plan = rest + ((SkillCall("done"),) if self._plan_complete else ())
+            self._plan_for = key
+        return self._plan
+
+    def _predict(self, state: SymbolicState, calls: Sequence[SkillCall]) -> SymbolicState:
+        for call in calls:
+            if self.verifier.is_feasible(call, state):
+                state = self.effects.apply(call, state)
+        return state
+
+    def _intended(self, context: DecisionContext, planned: Sequence[SkillCall]) -> tuple[SkillCall | None, int]:
+        plan = self.oracle_plan(context)
+        n = len(planned)
+        if tuple(planned) == plan[:n] and n < len(plan):
+            return plan[n], n
+        return None, -1
+
+    # -- errors -----------------------------------------------------------------------------------
+    def _random_call(self, state: SymbolicState, feasible: bool | None, tries: int = 40) -> SkillCall | None:
+        objects = list(state.types)
+        specs = [s for s in self.skills if s.name != "done"]
+        for _ in range(tries):
+            spec = self.rng.choice(specs)
+            call = SkillCall(spec.name, tuple(self.rng.choice(objects) for _ in range(spec.arity)))
+            if feasible is None or self.verifier.is_feasible(call, state) == feasible:
+                return call
+        return None
+
+    def _hallucinate(self, call: SkillCall, state: SymbolicState) -> SkillCall:
+        if not call.args:
+            return SkillCall("pick", (f"object_{self.rng.randint(90, 99)}",))
+        i = self.rng.randrange(len(call.args))
+        base = call.args[i].rsplit("_", 1)[0]
+        fake = next(f"{base}_{k}" for k in range(self.rng.randint(7, 9), 99) if f"{base}_{k}" not in state.types)
+        return SkillCall(call.skill, call.args[:i] + (fake,) + call.args[i + 1:])
+
+    def _corrupt(self, call: SkillCall, later: Sequence[SkillCall], state: SymbolicState) -> SkillCall:
+        """The call, or (with the configured probabilities) one of the modelled errors."""
+        e, u = self.errors, self.rng.random()
+        if u < e.hallucination:
+            return self._hallucinate(call, state)
+        if u < e.hallucination + e.infeasible:
+            return self._random_call(state, feasible=False) or self._hallucinate(call, state)
+        later = [c for c in later if c.skill != "done"]  # skipping ahead, not declaring victory
+        if u < e.hallucination + e.infeasible + e.order and later:
+            return later[min(len(later) - 1, self.rng.randrange(2))]
+        return call
+
+    # -- accounting -------------------------------------------------------------------------------
+    def _account(self, messages: Callable[[], list[ChatMessage]], reply: object, seconds: float) -> tuple[int, int]:
+        """Charge one call: the tokens of the prompt a chat model would read and of its reply, and
+        `seconds` of the oracle's own work (measured before the prompt was rendered: rendering a
+        prompt is the planner's work, as it is with a real model)."""
+        if not self.count_tokens:
+            return 0, 0
+        prompt = sum(estimate_tokens(m.content) for m in messages())
+        completion = estimate_tokens(json.dumps(reply))
+        self.usage.add(prompt, completion, seconds)
+        return prompt, completion
+
+    # -- the roles --------------------------------------------------------------------------------
+    def propose_actions(self, context: DecisionContext, k: int, planned: Sequence[SkillCall] = ()) -> Candidates:
+        started = time.perf_counter()
+        state = self._predict(context.state, planned) if planned else context.state
+        intended, at = self._intended(context, planned)
+        plan = self.oracle_plan(context)
+        calls: list[SkillCall] = []
+        if intended is not None:
+            calls.append(self._corrupt(intended, plan[at + 1:], state))
+        while len(calls) < k:  # alternatives: plausible (feasible) actions, now and then an error
+            alternative = self._random_call(state, feasible=True)
+            if alternative is None:
+                break
+            if alternative not in calls:
+                calls.append(self._corrupt(alternative, (), state))
+            elif self.rng.random() < 0.5:
+                break
+        calls = list(dict.fromkeys(calls))[:k]
+        seconds = time.perf_counter() - started
+        self._account(lambda: prompts.expand_messages(context, k, planned) if (k > 1 or planned)
+                      else prompts.react_messages(context), {"thought": "simulated", "actions": [str(c) for c in calls]}, seconds)
+        return Candidates(tuple(calls), raw=" | ".join(map(str, calls)), thought="simulated proposal")
+
+    def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique:
+        started = time.perf_counter()
+        reference = self.oracle_plan(context)
+        agree = 0
+        for mine, theirs in zip(plan, reference):
+            if mine != theirs:
+                break
+            agree += 1
+        state, infeasible = context.state, 0
+        for call in plan:
+            if call.skill == "done":
+                continue
+            if self.verifier.is_feasible(call, state):
+                state = self.effects.apply(call, state)
+            else:
+                infeasible += 1
+        goal = context.goal
+        before = goal.progress(context.state) if goal else 0.0
+        after = goal.progress(state) if goal else 0.0
+        reached = goal.holds(state) if goal else False
+        premature_done = bool(plan) and plan[-1].skill == "done" and not reached
+        surplus = max(0, len(plan) - len(reference)) if self._plan_complete else 0
+        score = (0.55 * agree / max(1, len(plan)) + 0.35 * max(0.0, after - before) + 0.1 * reached
+                 - 0.2 * infeasible - 0.05 * surplus - 0.3 * premature_done)
+        if self.errors.critic:
+            score += self.rng.gauss(0.0, self.errors.critic)
+        score = max(0.0, min(1.0, score))
+        why = (f"{agree} of {len(plan)} steps follow a sound plan; predicted goal progress "
+               f"{before:.0%} -> {after:.0%}" + (f"; {infeasible} infeasible step(s)" if infeasible else "")
+               + ("; declares done before the goal holds" if premature_done else ""))
+        seconds = time.perf_counter() - started
+        prompt_tokens, completion_tokens = self._account(
+            lambda: prompts.critic_messages(context, plan), {"justification": why, "score": round(score * 10, 1)}, seconds)
+        return Critique(score, why, prompt_tokens, completion_tokens)
+
+    def sample_plans(self, context: DecisionContext, options: SamplingOptions) -> PlanSamples:
+        started = time.perf_counter()
+        reference = self.oracle_plan(context)
+        plans: list[tuple[SkillCall, ...]] = []
+        for _ in range(max(1, options.n)):
+            state, sample = context.state, []
+            for i, call in enumerate(reference):
+                step = self._corrupt(call, reference[i + 1:], state)
+                sample.append(step)
+                if self.verifier.is_feasible(step, state):
+                    state = self.effects.apply(step, state)
+            plans.append(tuple(sample))
+        seconds = time.perf_counter() - started
+        if self.count_tokens:  # one request with n samples: the prompt is paid once
+            messages = prompts.plan_messages(context, options.examples, options.feedback)
+            prompt = sum(estimate_tokens(m.content) for m in messages)
+            completion = sum(estimate_tokens(json.dumps({"plan": [str(c) for c in p]})) for p in plans)
+            self.usage.add(prompt, completion, seconds)
+        return PlanSamples(tuple(plans), tuple(" -> ".join(map(str, p)) for p in plans))
+
+    def choose(self, context: DecisionContext, options: Sequence[SkillCall]) -> Choice:
+        started = time.perf_counter()
+        if not options:
+            return Choice(None, error="no options")
+        reference = self.oracle_plan(context)
+        if self.errors.decide and self.rng.random() < self.errors.decide:
+            index = self.rng.randrange(len(options))
+        elif reference and reference[0] in options:
+            index = list(options).index(reference[0])
+        else:
+            feasible = [i for i, c in enumerate(options) if self.verifier.is_feasible(c, context.state)]
+            index = feasible[0] if feasible else 0
+        seconds = time.perf_counter() - started
+        self._account(lambda: prompts.decide_messages(context, options), {"thought": "simulated", "choice": index + 1}, seconds)
+        return Choice(index, raw=str(options[index]))
+
+
+def offline_llm(domain: PDDLDomain, skills: SkillLibrary, seed: int | str = 0) -> SimulatedLLM:
+    """The `offline` backend: the oracle without errors; no model, so no calls or tokens counted."""
+    return SimulatedLLM(domain, skills, ErrorRates(), seed, count_tokens=False, name="offline")
+

@@ -1,0 +1,254 @@
+"""LLM-guided Monte Carlo tree search with self-critique (ConceptAgent, section III-B).
+
+- Selection: UCB1, Q(s,a) + c * sqrt(ln N(s) / N(s,a)); unvisited children first.
+- Expansion: the LLM proposes k plausible next actions after the node's planned path.
+- Simulation: replaced by the LLM critic, which scores the whole planned path (0..1).
+- Backpropagation: every node on the path accumulates the score; its value is the mean.
+The budget counts expansions (LLM expansion calls), as the paper's 5 / 10 / 20.
+
+Beyond the paper, with `prune` on: each proposed child is checked against the skills'
+preconditions in the state its path predicts (declared effects applied). Infeasible children are
+never added, so no expansion or critique is spent on them; their reasons are kept, and when the
+LLM's first choice for a node is refused it is asked again with those reasons as feedback.
+
+Between decisions the tree is kept: after the chosen action runs, the child becomes the new root
+if the observation agrees with what its effects predicted and shows no new objects (new objects
+make the tree's proposals and scores stale, so the search starts afresh), and its subtree is re-predicted from
+the observed state. The reused subtree keeps its proposals (saving expansion calls) but not its
+statistics: the critic's scores were relative to the old history, so they are estimated anew.
+The reused root is widened with one fresh expansion from the new observation
+(objects just seen may offer better actions), which counts against the budget.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.planners.base import PlannerCounters, UsageMark
+from conceptagent_ros.planning.proposal import DecisionContext, Proposal, StepRecord
+from conceptagent_ros.planning.roles import PlannerLLM
+from conceptagent_ros.planning.verifier import PreconditionVerifier, check_call
+from conceptagent_ros.scene.symbolic import SymbolicState
+from conceptagent_ros.skills.contract import SkillCall
+
+
+@dataclass(frozen=True)
+class MCTSConfig:
+    expansions: int = 5  # LLM expansion calls per decision
+    branching: int = 3  # k: actions asked for per expansion
+    exploration: float = 1.0  # c in UCB1 (scores are in 0..1)
+    max_depth: int = 8
+    prune: bool = True  # precondition checks inside the tree
+    reuse: bool = True  # keep the consistent subtree between decisions
+
+
+@dataclass(eq=False)
+class Node:
+    call: SkillCall | None  # None at the root
+    state: SymbolicState  # predicted state after `call` (the observed state at the root)
+    parent: Node | None = None
+    children: list[Node] = field(default_factory=list)
+    visits: int = 0
+    value_sum: float = 0.0
+    expanded: bool = False
+    score: float | None = None  # the critic's score of this node's path, once asked
+    pruned: dict[str, str] = field(default_factory=dict)  # refused child -> why
+
+    @property
+    def value(self) -> float:
+        return self.value_sum / self.visits if self.visits else 0.0
+
+    @property
+    def terminal(self) -> bool:
+        return self.call is not None and self.call.skill == "done"
+
+    @property
+    def depth(self) -> int:  # 0 at the root
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    def path(self) -> list[SkillCall]:
+        node: Node | None = self
+        calls: list[SkillCall] = []
+        while node is not None and node.parent is not None and node.call is not None:  # a reused root keeps its call
+            calls.append(node.call)
+            node = node.parent
+        return calls[::-1]
+
+    def size(self) -> int:
+        return 1 + sum(c.size() for c in self.children)
+
+
+def ucb1(child: Node, parent_visits: int, exploration: float) -> float:
+    if child.visits == 0:
+        return math.inf
+    return child.value + exploration * math.sqrt(math.log(max(1, parent_visits)) / child.visits)
+
+
+def backpropagate(node: Node | None, score: float) -> None:
+    while node is not None:
+        node.visits += 1
+        node.value_sum += score
+        node = node.parent
+
+
+def best_child(node: Node) -> Node | None:
+    """The most visited child; the higher mean value breaks ties."""
+    return max(node.children, key=lambda c: (c.visits, c.value), default=None)
+
+
+class MCTSPlanner:
+    def __init__(self, llm: PlannerLLM, verifier: PreconditionVerifier, effects: EffectModel,
+                 config: MCTSConfig = MCTSConfig(), name: str = "mcts"):
+        self.llm = llm
+        self.verifier = verifier
+        self.effects = effects
+        self.config = config
+        self.name = name
+        self.usage = llm.usage
+        self.counters = PlannerCounters()
+        self.root: Node | None = None
+        self._chosen: Node | None = None
+
+    # -- one decision -----------------------------------------------------------------------------
+    def propose(self, context: DecisionContext) -> Proposal:
+        mark = UsageMark.now(self.usage)
+        root = self._root_for(context)
+        expansions, iterations = 0, 0
+        if root.expanded:  # a reused root: widen it with proposals from the new observation
+            self._expand(root, context)
+            expansions = 1
+        while expansions < self.config.expansions and iterations < 4 * self.config.expansions + 4:
+            iterations += 1
+            expansions += self._iterate(root, context)
+            if root.expanded and not root.children:
+                break  # nothing feasible to do from here: no budget left to spend usefully
+        self.counters.add("decisions")
+        self.counters.add("iterations", iterations)
+        self.counters.add("expansions", expansions)
+        self.counters.add("pruned", sum(len(n.pruned) for n in _walk(root)))
+        chosen = best_child(root)
+        self._chosen = chosen
+        if chosen is None or chosen.call is None:
+            refused = next(iter(root.pruned.items()), None)
+            if refused is not None:  # let the agent's verifier give the feedback for the best refused one
+                return mark.proposal(SkillCall.parse(refused[0]), raw="every candidate was refused in the search",
+                                     thought=f"refused: {refused[1]}")
+            return mark.proposal(None, error="the search found no action to propose")
+        plan = [chosen.call]
+        node = chosen
+        while (node := best_child(node)) is not None and node.call is not None:  # type: ignore[assignment]
+            plan.append(node.call)
+        note = (f"{iterations} iterations, {expansions} expansions, tree {root.size()} nodes, "
+                f"{sum(len(n.pruned) for n in _walk(root))} refused; value {chosen.value:.2f} over {chosen.visits} visits")
+        return mark.proposal(chosen.call, raw="best plan: " + " -> ".join(map(str, plan)), thought=note)
+
+    def _iterate(self, root: Node, context: DecisionContext) -> int:
+        """One selection-expansion-critique-backpropagation pass; returns expansions spent (0 or 1)."""
+        node = root
+        while node.expanded and node.children and not node.terminal:
+            node = max(node.children, key=lambda c: ucb1(c, node.visits, self.config.exploration))
+            if node.visits == 0:
+                break
+        if node is not root and node.visits == 0:
+            backpropagate(node, self._score(node, context))
+            return 0
+        if node.terminal or node.depth >= self.config.max_depth or node.expanded:
+            backpropagate(node, node.score if node.score is not None else 0.0)  # dead end or leaf: no new call
+            return 0
+        self._expand(node, context)
+        if node.children:
+            child = node.children[0]
+            backpropagate(child, self._score(child, context))
+        else:
+            backpropagate(node, 0.0)
+        return 1
+
+    def _score(self, node: Node, context: DecisionContext) -> float:
+        if node.score is None:
+            node.score = self.llm.critique(context, node.path()).score
+        return node.score
+
+    def _expand(self, node: Node, context: DecisionContext) -> None:
+        node.expanded = True
+        planned = node.path()
+        candidates = self.llm.propose_actions(context, self.config.branching, planned).calls
+        self._add_children(node, candidates)
+        if self.config.prune and candidates and str(candidates[0]) in node.pruned:
+            # The LLM's first choice was refused: ask once more, with the reasons as feedback.
+            feedback = tuple(
+                StepRecord(context.step, SkillCall.parse(call), False, False,
+                           f"refused during search after {len(planned)} planned step(s): {why}", "blocked")
+                for call, why in list(node.pruned.items())[:4])
+            retry = replace(context, history=context.history + feedback)
+            self._add_children(node, self.llm.propose_actions(retry, self.config.branching, planned).calls)
+
+    def _add_children(self, node: Node, candidates: tuple[SkillCall, ...]) -> None:
+        existing = {c.call for c in node.children}
+        for call in candidates:
+            if call in existing or str(call) in node.pruned:
+                continue
+            if call.skill == "done":
+                node.children.append(Node(call, node.state, node))
+                continue
+            if self.config.prune:
+                problem = check_call(call, self.verifier.skills, node.state)
+                if problem is None and not self.verifier.is_feasible(call, node.state):
+                    problem = self.verifier.verify(call, node.state).feedback()
+                if problem is not None:
+                    node.pruned[str(call)] = problem
+                    continue
+            state = self.effects.apply(call, node.state) if self.verifier.is_feasible(call, node.state) else node.state
+            node.children.append(Node(call, state, node))
+            existing.add(call)
+
+    # -- reuse between decisions ------------------------------------------------------------------
+    def _root_for(self, context: DecisionContext) -> Node:
+        chosen, last = self._chosen, (context.history[-1] if context.history else None)
+        self._chosen = None
+        if (self.config.reuse and chosen is not None and chosen.parent is not None and last is not None
+                and last.executed and last.success and last.call == chosen.call
+                and set(context.state.types) == set(chosen.parent.state.types)
+                and _consistent(chosen.parent.state, chosen.state, context.state)):
+            chosen.parent = None
+            chosen.state = context.state
+            self._repredict(chosen)
+            for node in _walk(chosen):  # scores were relative to the old history: re-estimate them
+                node.visits, node.value_sum, node.score = 0, 0.0, None
+            self.counters.add("reused_nodes", chosen.size() - 1)
+            self.root = chosen
+            return chosen
+        self.root = Node(None, context.state)
+        return self.root
+
+    def _repredict(self, node: Node) -> None:
+        kept = []
+        for child in node.children:
+            assert child.call is not None
+            feasible = child.call.skill == "done" or self.verifier.is_feasible(child.call, node.state)
+            if self.config.prune and not feasible:
+                node.pruned[str(child.call)] = "no longer feasible in the observed state"
+                continue
+            child.state = self.effects.apply(child.call, node.state) if feasible else node.state
+            self._repredict(child)
+            kept.append(child)
+        node.children = kept
+
+
+# Reach is geometry: navigating predicts `near` for the target and its contents only, while the
+# robot may in fact end up within reach of neighbours too. Such atoms do not refute a prediction.
+GEOMETRIC_PREDICATES = frozenset({"near"})
+
+
+def _consistent(before: SymbolicState, predicted: SymbolicState, observed: SymbolicState) -> bool:
+    """Did the observation bear out the predicted change?"""
+    added = predicted.atoms - before.atoms
+    removed = {a for a in before.atoms - predicted.atoms if a[0] not in GEOMETRIC_PREDICATES}
+    return added <= observed.atoms and not (removed & observed.atoms)
+
+
+def _walk(node: Node) -> list[Node]:
+    out = [node]
+    for child in node.children:
+        out.extend(_walk(child))
+    return out

@@ -1,0 +1,189 @@
+"""Planner names, their options, and how each is wired to a language-model backend."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.llm.spec import LLMSpec
+from conceptagent_ros.planning.pddl.domain import PDDLDomain
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.proposal import ActionProposer
+from conceptagent_ros.planning.roles import PlannerLLM
+from conceptagent_ros.planning.verifier import PreconditionVerifier
+from conceptagent_ros.skills.contract import SkillLibrary
+
+# name -> (what it is, its options with defaults). Every planner also takes grounding=on|off.
+PLANNERS: dict[str, tuple[str, dict[str, str]]] = {
+    "react": ("iterative: one LLM call per action, precondition grounding on (ConceptAgent III-C)", {}),
+    "base": ("the paper's base agent: iterative, actions run unchecked", {}),
+    "mcts": ("LLM-guided MCTS with LLM self-critique (ConceptAgent III-B)",
+             {"expansions": "5", "branching": "3", "c": "1.0", "depth": "8", "prune": "on", "reuse": "on"}),
+    "llm-planner": ("LLM-Planner: kNN-retrieved examples, grounded re-planning",
+                    {"examples": "9", "replan_every": "8", "bias": "on", "retriever": "tfidf", "bank": ""}),
+    "tree-planner": ("Tree-Planner: plan sampling, action tree, grounded deciding, backtracking",
+                     {"samples": "10", "temperature": "0.8", "max_replans": "10"}),
+    "grounded-decoding": ("Grounded Decoding: token-level decoding under grounding functions",
+                          {"beams": "1", "top_k": "10", "affordance": "on", "forbid": "", "prefer": "",
+                           "prefer_instruction": "off"}),
+}
+GROUNDING_DEFAULT = {"base": "off"}
+
+
+@dataclass(frozen=True)
+class PlannerSpec:
+    name: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> PlannerSpec:
+        """`mcts`, `mcts:expansions=10,prune=off`; unknown names and options are bad input."""
+        name, _, rest = (text or "").strip().partition(":")
+        name = name.strip().lower()
+        if name not in PLANNERS:
+            raise ConceptAgentError(f"unknown planner '{name}'; planners: {', '.join(PLANNERS)}")
+        allowed = dict(PLANNERS[name][1], grounding=GROUNDING_DEFAULT.get(name, "on"))
+        options: dict[str, str] = {}
+        for item in filter(None, (p.strip() for p in rest.split(","))):
+            key, eq, value = item.partition("=")
+            if not eq or key.strip() not in allowed:
+                raise ConceptAgentError(f"planner option {item!r} not understood; {name} takes "
+                                        + ", ".join(f"{k}={v or '...'}" for k, v in allowed.items()))
+            options[key.strip()] = value.strip()
+        return cls(name, {**allowed, **options})
+
+    def __str__(self) -> str:
+        defaults = dict(PLANNERS[self.name][1], grounding=GROUNDING_DEFAULT.get(self.name, "on"))
+        changed = [f"{k}={v}" for k, v in self.options.items() if defaults.get(k) != v]
+        return self.name + (":" + ",".join(changed) if changed else "")
+
+    def flag(self, key: str) -> bool:
+        value = self.options[key].lower()
+        if value not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
+            raise ConceptAgentError(f"planner option {key}={value}: use on or off")
+        return value in ("on", "true", "1", "yes")
+
+    def number(self, key: str, kind: type = int, low: float = 0) -> Any:
+        try:
+            value = kind(self.options[key])
+        except ValueError:
+            raise ConceptAgentError(f"planner option {key}={self.options[key]!r} must be a number") from None
+        if value < low:
+            raise ConceptAgentError(f"planner option {key}={value} must be at least {low}")
+        return value
+
+    def words(self, key: str) -> tuple[str, ...]:
+        return tuple(w for w in self.options.get(key, "").replace(";", " ").replace("+", " ").split() if w)
+
+    @property
+    def grounding(self) -> bool:
+        return self.flag("grounding")
+
+
+@dataclass
+class BuiltPlanner:
+    proposer: ActionProposer
+    grounding: bool  # the agent's precondition check before execution
+
+
+def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, seed: int | str) -> PlannerLLM:
+    """`seed` makes the simulated model's errors reproducible; give each task its own (seed/task)."""
+    if llm.kind == "offline":
+        from conceptagent_ros.llm.simulated import offline_llm
+
+        return offline_llm(domain, skills, seed)
+    if llm.kind == "simulated":
+        from conceptagent_ros.llm.simulated import ErrorRates, SimulatedLLM
+
+        return SimulatedLLM(domain, skills, ErrorRates.parse(llm.model), seed)
+    if llm.kind == "openai":
+        from conceptagent_ros.llm.logit_bias import tokenizer_from_env
+        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+        from conceptagent_ros.planning.chat_roles import ChatRoles
+
+        return ChatRoles(OpenAIChatModel.from_env(llm.model), tokenizer_from_env())
+    raise ConceptAgentError(f"--llm {llm} serves only the grounded-decoding planner")
+
+
+def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary,
+                  seed: int = 0, task_id: str = "") -> BuiltPlanner:
+    verifier = PreconditionVerifier(domain, skills)
+    label = str(spec)
+    if spec.name == "grounded-decoding":
+        return BuiltPlanner(_grounded_decoding(spec, llm, domain, skills, f"{seed}/{task_id}", verifier, label),
+                            spec.grounding)
+    roles = make_planner_llm(llm, domain, skills, f"{seed}/{task_id}")
+    proposer: ActionProposer
+    if spec.name in ("react", "base"):
+        from conceptagent_ros.planning.planners.iterative import IterativePlanner
+
+        proposer = IterativePlanner(roles, label)
+    elif spec.name == "mcts":
+        from conceptagent_ros.planning.planners.mcts import MCTSConfig, MCTSPlanner
+
+        config = MCTSConfig(expansions=spec.number("expansions", low=1), branching=spec.number("branching", low=1),
+                            exploration=spec.number("c", float), max_depth=spec.number("depth", low=1),
+                            prune=spec.flag("prune"), reuse=spec.flag("reuse"))
+        proposer = MCTSPlanner(roles, verifier, EffectModel(domain), config, label)
+    elif spec.name == "llm-planner":
+        from conceptagent_ros.planning.planners.llm_planner import LLMPlanner, LLMPlannerConfig
+        from conceptagent_ros.planning.planners.retrieval import (
+            ExampleRetriever,
+            TransformersEmbedder,
+            load_example_bank,
+        )
+
+        k = spec.number("examples")
+        retriever = None
+        if k > 0:
+            source = spec.options["retriever"]
+            embedder = None if source == "tfidf" else TransformersEmbedder(source)
+            retriever = ExampleRetriever(load_example_bank(spec.options["bank"] or None), embedder)
+        config = LLMPlannerConfig(examples=k, replan_every=spec.number("replan_every", low=1),
+                                  logit_bias=spec.flag("bias"))
+        proposer = LLMPlanner(roles, retriever, config, task_id, label)
+    elif spec.name == "tree-planner":
+        from conceptagent_ros.planning.planners.tree_planner import TreePlanner, TreePlannerConfig
+
+        config_t = TreePlannerConfig(samples=spec.number("samples", low=1),
+                                     temperature=spec.number("temperature", float),
+                                     max_replans=spec.number("max_replans"))
+        proposer = TreePlanner(roles, config_t, label)
+    else:  # pragma: no cover - PLANNERS and this function list the same names
+        raise ConceptAgentError(f"planner '{spec.name}' has no builder")
+    return BuiltPlanner(proposer, spec.grounding)
+
+
+def _grounded_decoding(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, seed: str,
+                       verifier: PreconditionVerifier, label: str) -> ActionProposer:
+    from conceptagent_ros.planning.planners.grounded_decoding.planner import (
+        GroundedDecodingConfig,
+        GroundedDecodingPlanner,
+        TokenLMDecoder,
+    )
+    from conceptagent_ros.planning.proposal import TokenUsage
+
+    config = GroundedDecodingConfig(
+        beams=spec.number("beams", low=1), top_k=spec.number("top_k", low=1), affordance=spec.flag("affordance"),
+        forbidden=spec.words("forbid"), preferred=spec.words("prefer"),
+        prefer_instruction_objects=spec.flag("prefer_instruction"))
+    if llm.kind == "hf":
+        from conceptagent_ros.planning.planners.grounded_decoding.hf import HFGroundedDecoder
+
+        usage = TokenUsage()
+        return GroundedDecodingPlanner(HFGroundedDecoder(llm.model, usage), usage, verifier, config, label)
+    if llm.kind == "openai":
+        from conceptagent_ros.planning.planners.grounded_decoding.language_models import CompletionsLogprobLM
+
+        usage = TokenUsage()
+        lm = CompletionsLogprobLM(llm.model, usage)
+        return GroundedDecodingPlanner(TokenLMDecoder(lambda _ctx: lm), usage, verifier, config, label)
+    from conceptagent_ros.planning.planners.grounded_decoding.language_models import CandidateMixtureLM
+
+    roles = make_planner_llm(llm, domain, skills, seed)
+
+    def mixture(context):  # type: ignore[no-untyped-def]
+        vocabulary = [s.name for s in skills] + list(context.state.types)
+        return CandidateMixtureLM(roles.propose_actions(context, 3).calls, vocabulary)
+
+    return GroundedDecodingPlanner(TokenLMDecoder(mixture), roles.usage, verifier, config, label)

@@ -1,0 +1,98 @@
+"""The prompts of every planner role, built in one place from the files in config/prompts/.
+
+The chat backends send these messages; the simulated backend builds the very same messages to
+count the tokens a real model would have read, so token figures compare across backends.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from conceptagent_ros.llm.base import ChatMessage
+from conceptagent_ros.paths import config_dir
+from conceptagent_ros.planning.proposal import DecisionContext, StepRecord
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
+
+
+@lru_cache(maxsize=32)
+def load_prompt(name: str) -> str:
+    return (config_dir() / "prompts" / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def skills_text(skills: SkillLibrary) -> str:
+    return "\n".join(f"- {s.signature()}: {s.description}" for s in skills)
+
+
+def history_text(history: Sequence[StepRecord]) -> str:
+    if not history:
+        return "(none yet)"
+    lines = []
+    for r in history:
+        action = str(r.call) if r.call else "(no valid action)"
+        lines.append(f"{r.step}. {action} -> {r.feedback[:600]}")
+    return "\n".join(lines)
+
+
+def numbered(calls: Sequence[SkillCall], empty: str = "(none)") -> str:
+    return "\n".join(f"{i}. {c}" for i, c in enumerate(calls, 1)) if calls else empty
+
+
+@dataclass(frozen=True)
+class PlanExample:
+    """An in-context example for plan generation: an instruction and the plan that carried it out."""
+
+    instruction: str
+    plan: tuple[SkillCall, ...]
+    source: str = ""  # the task it was recorded from (left out when planning that task)
+
+
+def _system(name: str, skills: SkillLibrary) -> ChatMessage:
+    text = load_prompt(name)
+    return ChatMessage("system", text.format(skills=skills_text(skills)) if "{skills}" in text else text)
+
+
+def react_messages(context: DecisionContext) -> list[ChatMessage]:
+    user = load_prompt("react_user").format(
+        instruction=context.instruction, state=context.state_text, history=history_text(context.history))
+    return [_system("react_system", context.skills), ChatMessage("user", user)]
+
+
+def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCall]) -> list[ChatMessage]:
+    user = load_prompt("expand_user").format(
+        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
+        planned=numbered(planned), k=k)
+    return [_system("expand_system", context.skills), ChatMessage("user", user)]
+
+
+def critic_messages(context: DecisionContext, plan: Sequence[SkillCall]) -> list[ChatMessage]:
+    user = load_prompt("critic_user").format(
+        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
+        plan=numbered(plan))
+    return [_system("critic_system", context.skills), ChatMessage("user", user)]
+
+
+def plan_messages(context: DecisionContext, examples: Sequence[PlanExample], feedback: str = "") -> list[ChatMessage]:
+    shots = "".join(load_prompt("plan_example").format(
+        instruction=e.instruction, plan=", ".join(map(str, e.plan))) for e in examples)
+    completed = [r.call for r in context.history if r.executed and r.success and r.call is not None]
+    user = load_prompt("plan_user").format(
+        examples=shots, instruction=context.instruction,
+        completed=", ".join(map(str, completed)) or "(none)",
+        objects=", ".join(sorted(context.graph.objects)) or "(none)",
+        feedback=f"Feedback: {feedback}\n" if feedback else "")
+    return [_system("plan_system", context.skills), ChatMessage("user", user)]
+
+
+def decide_messages(context: DecisionContext, options: Sequence[SkillCall]) -> list[ChatMessage]:
+    user = load_prompt("decide_user").format(
+        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
+        options=numbered(options))
+    return [_system("decide_system", context.skills), ChatMessage("user", user)]
+
+
+def grounded_decoding_prompt(context: DecisionContext) -> str:
+    done = [str(r.call) for r in context.history if r.executed and r.success and r.call is not None]
+    return load_prompt("grounded_decoding").format(
+        skills=", ".join(s.signature() for s in context.skills), instruction=context.instruction,
+        objects=", ".join(sorted(context.graph.objects)) or "(none)", history=", ".join(done) or "(nothing)")

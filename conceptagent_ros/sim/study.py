@@ -1,0 +1,181 @@
+"""`conceptagent study FILE --out DIR`: run the sections of a study file (planners x LLM backends x
+suites x seeds), then write one Markdown report with tables, ratios and PNG plots, plus the JSON and
+CSV of every episode. config/studies/planners.yaml made docs/benchmarks/."""
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from conceptagent_ros.errors import ConfigError
+from conceptagent_ros.planning.planners import PlannerSpec
+from conceptagent_ros.sim.bench import (
+    EPISODE_COLUMNS,
+    SUMMARY_COLUMNS,
+    BenchConfig,
+    episode_record,
+    markdown_table,
+    run_bench,
+    summarize,
+    write_csv,
+)
+from conceptagent_ros.sim.tasks import load_suite
+
+METRIC_LABELS = {
+    "success_rate": "success rate", "goal_condition_recall": "goal-condition recall", "mean_steps": "steps",
+    "infeasible_executed": "infeasible actions executed", "infeasible_proposed": "infeasible actions proposed",
+    "corrections": "corrections per task", "llm_calls": "LLM calls per task", "llm_calls_per_action": "LLM calls per action",
+    "tokens": "tokens per task", "planning_ms_per_decision": "planning ms per decision",
+}
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    planners: list[str]
+    llms: list[str]
+    suites: list[str]
+    seeds: int = 1
+    about: str = ""
+    metrics: list[str] = field(default_factory=lambda: ["success_rate"])
+    compare: dict[str, Any] | None = None
+
+
+def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any]]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        sections = [Section(**s) for s in data.get("sections", [])]
+    except (OSError, yaml.YAMLError, TypeError) as e:
+        raise ConfigError(f"cannot read the study {path}: {e}") from e
+    for s in sections:
+        for p in s.planners:
+            PlannerSpec.parse(p)  # bad planner specs fail before hours of running
+        unknown = [m for m in s.metrics if m not in SUMMARY_COLUMNS]
+        if unknown:
+            raise ConfigError(f"study section {s.id}: unknown metric(s) {unknown}; metrics: {', '.join(SUMMARY_COLUMNS)}")
+    return str(data.get("title", path.stem)), sections, dict(data.get("overhead") or {})
+
+
+def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
+              sections_only: Sequence[str] = ()) -> Path:
+    stream = stream or sys.stderr  # resolved per call: tests and tools swap sys.stderr
+    title, sections, overhead_cfg = load_study(path)
+    if sections_only:
+        sections = [s for s in sections if s.id in sections_only]
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    md = [f"# {title}\n", f"Made by `{command}` ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
+          f"Python {platform.python_version()}). Every figure below comes from the files beside this report: "
+          "`episodes.csv` (one row per episode), `summary.csv`, `results.json`.\n",
+          "The language model is the simulated backend (`--llm simulated:RATE`, see "
+          "`conceptagent_ros/llm/simulated.py` for exactly what it models): it answers every role from the "
+          "oracle and errs at the given rate. It measures how each planner copes with errors; its absolute "
+          "success rates say nothing about any real model. Tokens are counted on the prompts a chat model "
+          "would read. Planning time excludes the model's own time.\n"]
+    all_rows: list[dict[str, Any]] = []
+    for section in sections:
+        stream.write(f"== {section.id}: {section.title}\n")
+        tasks = [t for name in section.suites for t in load_suite(name)]
+        rows: list[dict[str, Any]] = []
+        for llm in section.llms:
+            config = BenchConfig(planners=[str(PlannerSpec.parse(p)) for p in section.planners], llm=llm,
+                                 seeds=section.seeds)
+            rows += run_bench(tasks, config, stream)
+        for r in rows:
+            r["section"] = section.id
+        all_rows += rows
+        summary = summarize(rows)
+        md += [f"## {section.title}\n", " ".join(section.about.split()) + "\n", markdown_table(summary), ""]
+        if section.compare:
+            md += [_comparison(summary, section.compare), ""]
+        image = _plot(section, summary, out / f"{section.id}.png")
+        if image:
+            md += [f"![{section.title}]({image.name})\n"]
+    if overhead_cfg:
+        md += _overhead(overhead_cfg, stream)
+    summary_all = summarize(all_rows)
+    (out / "results.json").write_text(json.dumps({"command": command, "episodes": all_rows, "summary": summary_all},
+                                                 indent=1, default=str))
+    write_csv(out / "episodes.csv", [{**episode_record(r), "section": r["section"]} for r in all_rows],
+              ("section",) + EPISODE_COLUMNS)
+    write_csv(out / "summary.csv", summary_all, SUMMARY_COLUMNS)
+    md.append(f"\nTotal run time {time.perf_counter() - started:.0f} s.\n")
+    report = out / "README.md"
+    report.write_text("\n".join(md), encoding="utf-8")
+    return report
+
+
+def _comparison(summary: list[dict[str, Any]], compare: dict[str, Any]) -> str:
+    """`tree-planner` against each of `against`, per LLM and suite: relative change of each metric."""
+    ours = compare["planner"]
+    lines = ["| against | LLM | suite | " + " | ".join(f"{m} (Δ)" for m in compare["metrics"]) + " |",
+             "|" + "---|" * (3 + len(compare["metrics"]))]
+    index = {(s["planner"], s["llm"], s["suite"]): s for s in summary}
+    for other in compare["against"]:
+        for (planner, llm, suite), row in sorted(index.items()):
+            if planner != ours or (other, llm, suite) not in index:
+                continue
+            base = index[(other, llm, suite)]
+            cells = []
+            for m in compare["metrics"]:
+                cells.append(f"{(row[m] - base[m]) / base[m]:+.0%}" if base[m] else "n/a")
+            lines.append(f"| {other} | {llm} | {suite} | " + " | ".join(cells) + " |")
+    return f"Change of **{ours}** against each baseline (negative: fewer):\n\n" + "\n".join(lines)
+
+
+def _plot(section: Section, summary: list[dict[str, Any]], path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    planners = list(dict.fromkeys(s["planner"] for s in summary))
+    groups = list(dict.fromkeys((s["llm"], s["suite"]) for s in summary))
+    index = {(s["planner"], s["llm"], s["suite"]): s for s in summary}
+    fig, axes = plt.subplots(1, len(section.metrics), figsize=(4.2 * len(section.metrics), 3.6), squeeze=False)
+    width = 0.8 / max(1, len(groups))
+    for ax, metric in zip(axes[0], section.metrics):
+        for g, (llm, suite) in enumerate(groups):
+            values = [index.get((p, llm, suite), {}).get(metric, 0.0) for p in planners]
+            ax.bar([i + g * width for i in range(len(planners))], values, width, label=f"{suite}, {llm}")
+        ax.set_xticks([i + width * (len(groups) - 1) / 2 for i in range(len(planners))])
+        ax.set_xticklabels([p.replace(":", ":\n").replace(",", ",\n") for p in planners], fontsize=7)
+        ax.set_title(METRIC_LABELS.get(metric, metric), fontsize=9)
+        if metric in ("success_rate", "goal_condition_recall"):
+            ax.set_ylim(0, 1)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(section.title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _overhead(cfg: dict[str, Any], stream: TextIO) -> list[str]:
+    from conceptagent_ros.sim.overhead import measure
+
+    objects = int(cfg.get("objects", 200))
+    latency = float(cfg.get("llm_seconds_per_call", 0.5))
+    lines = ["## Planning overhead outside the language model\n",
+             f"Per decision on a scene of {objects} objects (`conceptagent overhead`), simulated backend "
+             f"without errors; its own time is excluded as a model's latency would be. The target is "
+             f"below 10% of the LLM time at {latency:g} s a call.\n",
+             "| planner | objects | overhead ms / decision | LLM calls / decision | overhead / LLM time | overhead / one call |",
+             "|---|---|---|---|---|---|"]
+    for planner in cfg.get("planners", ["mcts:expansions=20"]):
+        r = measure(planner, objects, llm_seconds_per_call=latency, stream=stream)
+        stream.write(r.line() + "\n")
+        lines.append(f"| {r.planner} | {r.objects} | {r.overhead_ms_per_decision:.1f} | {r.llm_calls_per_decision:.1f} "
+                     f"| {r.ratio:.2%} | {r.ratio_one_call:.1%} |")
+    return lines + [""]

@@ -1,0 +1,159 @@
+"""Every planner behind one interface, on the chat backend (a real HTTP server on 127.0.0.1 with
+scripted replies), on the simulated backend, and from the command line."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from planner_fixtures import C, setup
+
+from conceptagent_ros.cli import main
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+from conceptagent_ros.llm.simulated import ErrorRates
+from conceptagent_ros.llm.spec import LLMSpec
+from conceptagent_ros.planning.chat_roles import ChatRoles
+from conceptagent_ros.planning.planners import PLANNERS, PlannerSpec, build_planner
+from conceptagent_ros.planning.planners.llm_planner import LLMPlanner
+from conceptagent_ros.planning.planners.mcts import MCTSConfig, MCTSPlanner
+from conceptagent_ros.planning.planners.retrieval import ExampleRetriever, load_example_bank
+from conceptagent_ros.planning.planners.tree_planner import TreePlanner
+from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+
+
+def chat(server) -> ChatRoles:
+    return ChatRoles(OpenAIChatModel("test-model", base_url=server.base_url, api_key="k", backoff=0.01))
+
+
+def test_mcts_on_the_chat_backend_expands_critiques_and_prunes(chat_server):
+    reply = json.dumps({"thought": "t", "actions": ["pick(apple_1)", "navigate_to(fridge_1)"],
+                        "justification": "fine", "score": 7})
+    server = chat_server([reply])
+    s = setup()
+    planner = MCTSPlanner(chat(server), s.verifier, s.effects, MCTSConfig(expansions=2, branching=2))
+    proposal = planner.propose(s.context())
+    assert proposal.call == C("navigate_to(fridge_1)")
+    users = [r["messages"][1]["content"] for r in server.requests]
+    assert any("Propose up to 2 different next actions" in u for u in users)
+    assert any("Score the planned sequence" in u for u in users)
+    # the refused pick went back to the model as feedback
+    assert any("refused during search" in u and "pick(apple_1)" in u for u in users)
+    assert proposal.prompt_tokens > 0 and planner.usage.calls == len(server.requests)
+
+
+def test_tree_planner_asks_for_n_samples_or_repeats_the_request(chat_server):
+    plan = json.dumps({"plan": ["navigate_to(fridge_1)", "open(fridge_1)", "done()"]})
+    server = chat_server([plan])
+    planner = TreePlanner(chat(server))
+    s = setup()
+    assert planner.propose(s.context()).call == C("navigate_to(fridge_1)")
+    assert server.requests[0]["n"] == 10 and len(server.requests) == 1
+    single = chat_server([{"text": plan, "single": True}])
+    planner = TreePlanner(chat(single))
+    assert planner.propose(s.context()).call == C("navigate_to(fridge_1)")
+    assert len(single.requests) == 10  # a server without `n`: one request per sample
+
+
+def test_llm_planner_prompt_has_retrieved_examples_objects_and_logit_biases(chat_server, tmp_path, monkeypatch):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    s = setup()
+    vocab = {w: i for i, w in enumerate(["<unk>", *sorted(s.world.scene.objects)])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>").save_pretrained(tmp_path / "tok")
+    monkeypatch.setenv("CONCEPTAGENT_TOKENIZER", str(tmp_path / "tok"))
+    server = chat_server([json.dumps({"plan": ["navigate_to(apple_1)", "pick(apple_1)"]})])
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    built = build_planner(PlannerSpec.parse("llm-planner:examples=3"), LLMSpec("openai", "m"), s.world.domain,
+                          s.world.skills, task_id="easy_01")
+    assert isinstance(built.proposer, LLMPlanner)
+    assert built.proposer.propose(s.context()).call == C("navigate_to(apple_1)")
+    request = server.requests[0]
+    user = request["messages"][1]["content"]
+    assert user.count("Task description:") == 4 and "Visible objects are" in user and user.endswith("Next plan:\n")
+    assert request["logit_bias"] and set(request["logit_bias"].values()) == {2.0}
+
+
+def test_llm_planner_replans_with_feedback_after_a_failure(chat_server):
+    server = chat_server([json.dumps({"plan": ["pick(apple_1)"]}), json.dumps({"plan": ["navigate_to(apple_1)"]})])
+    s = setup()
+    planner = LLMPlanner(chat(server), ExampleRetriever(load_example_bank()))
+    first = planner.propose(s.context())
+    from conceptagent_ros.planning.proposal import StepRecord
+
+    history = (StepRecord(1, first.call, False, False, "(near apple_1) is false", "blocked"),)
+    second = planner.propose(s.context(history=history, step=2))
+    assert second.call == C("navigate_to(apple_1)") and planner.counters.values["corrections"] == 1
+    assert "Feedback: pick(apple_1) did not work: (near apple_1) is false" in server.requests[1]["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("planner", sorted(PLANNERS))
+def test_every_planner_solves_a_task_on_the_offline_and_simulated_backends(planner):
+    for llm in ("offline", "simulated:0.1"):
+        result = run_episode(EpisodeSpec("put the apple in the fridge", planner=planner, llm=llm, task_id="t"))
+        assert result.success, (planner, llm, result.unmet, result.stats.stop_reason)
+        assert (result.llm_calls == 0) == (llm == "offline")
+
+
+def test_the_simulated_backend_is_reproducible_and_its_errors_are_seeded():
+    runs = [run_episode(EpisodeSpec("put the apple in the fridge", planner="react", llm="simulated:0.5", seed=seed,
+                                    task_id="t")) for seed in (3, 3, 4)]
+    key = [(r.stats.steps, r.prompt_tokens, r.stats.infeasible_proposed) for r in runs]
+    assert key[0] == key[1]
+    clean = run_episode(EpisodeSpec("put the apple in the fridge", planner="react", llm="simulated:0", task_id="t"))
+    assert clean.stats.infeasible_proposed == 0 and clean.stats.invalid_proposals == 0
+    noisy = [r.stats.infeasible_proposed + r.stats.invalid_proposals for r in runs]
+    assert sum(noisy) > 0
+
+
+def test_bad_planner_and_rate_specs_are_bad_input(capsys):
+    with pytest.raises(ConceptAgentError, match="unknown planner"):
+        PlannerSpec.parse("alphago")
+    with pytest.raises(ConceptAgentError, match="expansions"):
+        PlannerSpec.parse("mcts:depht=3")
+    with pytest.raises(ConceptAgentError, match="not in"):
+        ErrorRates.parse("hallucination=1.5")
+    assert str(PlannerSpec.parse("mcts:expansions=10")) == "mcts:expansions=10"
+    assert main(["run", "put the apple in the fridge", "--planner", "mcts:expansions=zero"]) == 2
+    assert "must be a number" in capsys.readouterr().err
+    assert main(["run", "put the apple in the fridge", "--llm", "simulated:lots"]) == 2
+    assert main(["run", "put the apple in the fridge", "--planner", "react", "--llm", "hf:/nowhere"]) == 2
+
+
+def test_bench_writes_csv_and_study_writes_a_report_with_plots(tmp_path, capsys):
+    out = tmp_path / "bench"
+    assert main(["bench", "--tasks", str(_one_task(tmp_path)), "--planner", "tree-planner", "--planner", "react",
+                 "--llm", "simulated:0.2", "--out", str(out)]) == 0
+    header = (out / "summary.csv").read_text().splitlines()[0]
+    assert "goal_condition_recall" in header and "llm_calls_per_action" in header
+    assert len((out / "episodes.csv").read_text().splitlines()) == 3
+    study = tmp_path / "study.yaml"
+    study.write_text("""title: tiny
+sections:
+  - id: trees
+    title: tree against react
+    planners: [tree-planner, react]
+    llms: ["simulated:0.2"]
+    suites: [easy]
+    metrics: [success_rate, tokens]
+    compare: {planner: tree-planner, against: [react], metrics: [tokens]}
+overhead: {objects: 80, planners: [react]}
+""")
+    import conceptagent_ros.sim.study as study_module
+
+    easy = study_module.load_suite("easy")[:2]
+    study_module.load_suite = lambda name: easy  # two tasks keep the test short
+    assert main(["study", str(study), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "README.md").read_text()
+    assert "tree against react" in report and "![tree against react](trees.png)" in report
+    assert "| react |" in report and "Planning overhead outside the language model" in report
+    assert (tmp_path / "report" / "trees.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _one_task(tmp_path):
+    path = tmp_path / "tasks.yaml"
+    path.write_text("tasks:\n  - {id: t1, scene: studio_kitchen, instruction: put the apple in the fridge, "
+                    "goal: '(exists (?a - apple ?f - fridge) (in ?a ?f))'}\n")
+    return path
