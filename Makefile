@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 INSTRUCTION ?= put the apple in the fridge
 SCENE ?= studio_kitchen
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench study lint clean
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/conceptagent bench --suite easy --suite moderate --suite hard --llm offline --out results/bench
+
+study: $(VENV)/.installed
+	$(VENV)/bin/conceptagent study config/studies/planners.yaml --out docs/benchmarks
 
 lint: $(VENV)/.installed
 	$(PY) -m pip install -q ruff mypy types-PyYAML

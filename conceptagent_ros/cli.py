@@ -144,7 +144,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="conceptagent", description=__doc__ and "ConceptAgent task planning on the embedded world")
+    parser = argparse.ArgumentParser(prog="conceptagent", description="ConceptAgent task planning on the embedded world")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -152,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("instruction")
     run.add_argument("--scene", default="studio_kitchen", help="built-in scene name or scene YAML path")
     run.add_argument("--goal", help="PDDL goal formula (default: interpreted from the instruction)")
-    run.add_argument("--planner", default="react", help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; options as NAME:key=value,...")
+    run.add_argument("--planner", default="react",
+                     help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; "
+                          "options as NAME:key=value,... (see the README)")
     run.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH (grounded-decoding)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-steps", type=int, default=40)
@@ -163,8 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run planners over task suites")
     bench.add_argument("--suite", action="append", help="built-in suite: easy, moderate, hard (repeatable)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
-    bench.add_argument("--planner", action="append", help="planner name (repeatable)")
-    bench.add_argument("--llm", default="offline")
+    bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
+    bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH")
     bench.add_argument("--seeds", type=int, default=1)
     bench.add_argument("--max-steps", type=int, default=40)
     bench.add_argument("--failure-rate", action="append", metavar="SKILL=P")

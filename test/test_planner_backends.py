@@ -157,3 +157,14 @@ def _one_task(tmp_path):
     path.write_text("tasks:\n  - {id: t1, scene: studio_kitchen, instruction: put the apple in the fridge, "
                     "goal: '(exists (?a - apple ?f - fridge) (in ?a ?f))'}\n")
     return path
+
+
+@pytest.mark.parametrize("planner", ["tree-planner", "llm-planner:examples=2"])
+def test_plan_based_planners_run_from_the_command_line_on_an_openai_server(planner, chat_server, monkeypatch, capsys):
+    reply = json.dumps({"plan": ["navigate_to(fridge_1)", "open(fridge_1)", "done()"], "choice": 1})
+    server = chat_server([reply])
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    code = main(["run", "open the fridge", "--goal", "(open fridge_1)", "--planner", planner, "--llm", "openai:m"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "SUCCESS" in out and "ok  open(fridge_1)" in out and server.requests

@@ -54,8 +54,8 @@ class ChatRoles:
         reply = self._ask(prompts.expand_messages(context, k, planned), temperature=self.temperature)
         if isinstance(reply, str):
             return Candidates((), error=reply)
-        calls, errors = parse_call_list(reply.text, "actions")
-        unique = tuple(dict.fromkeys(calls))[:k]
+        proposed, errors = parse_call_list(reply.text, "actions")
+        unique = tuple(dict.fromkeys(proposed))[:k]
         return Candidates(unique, reply.text, error="; ".join(errors) or None)
 
     def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique:
@@ -81,7 +81,8 @@ class ChatRoles:
             if isinstance(more, str):
                 break
             texts.append(more.text)
-        plans, errors = [], []
+        plans: list[tuple[SkillCall, ...]] = []
+        errors: list[str] = []
         for i, text in enumerate(texts):
             calls, problems = parse_call_list(text, "plan")
             if calls:

@@ -52,24 +52,23 @@ def _system(name: str, skills: SkillLibrary) -> ChatMessage:
     return ChatMessage("system", text.format(skills=skills_text(skills)) if "{skills}" in text else text)
 
 
+def _role_messages(role: str, context: DecisionContext, **extra: object) -> list[ChatMessage]:
+    """`{role}_system` and `{role}_user` filled with the instruction, observation and history (and extras)."""
+    user = load_prompt(f"{role}_user").format(
+        instruction=context.instruction, state=context.state_text, history=history_text(context.history), **extra)
+    return [_system(f"{role}_system", context.skills), ChatMessage("user", user)]
+
+
 def react_messages(context: DecisionContext) -> list[ChatMessage]:
-    user = load_prompt("react_user").format(
-        instruction=context.instruction, state=context.state_text, history=history_text(context.history))
-    return [_system("react_system", context.skills), ChatMessage("user", user)]
+    return _role_messages("react", context)
 
 
 def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCall]) -> list[ChatMessage]:
-    user = load_prompt("expand_user").format(
-        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
-        planned=numbered(planned), k=k)
-    return [_system("expand_system", context.skills), ChatMessage("user", user)]
+    return _role_messages("expand", context, planned=numbered(planned), k=k)
 
 
 def critic_messages(context: DecisionContext, plan: Sequence[SkillCall]) -> list[ChatMessage]:
-    user = load_prompt("critic_user").format(
-        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
-        plan=numbered(plan))
-    return [_system("critic_system", context.skills), ChatMessage("user", user)]
+    return _role_messages("critic", context, plan=numbered(plan))
 
 
 def plan_messages(context: DecisionContext, examples: Sequence[PlanExample], feedback: str = "") -> list[ChatMessage]:
@@ -85,10 +84,7 @@ def plan_messages(context: DecisionContext, examples: Sequence[PlanExample], fee
 
 
 def decide_messages(context: DecisionContext, options: Sequence[SkillCall]) -> list[ChatMessage]:
-    user = load_prompt("decide_user").format(
-        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
-        options=numbered(options))
-    return [_system("decide_system", context.skills), ChatMessage("user", user)]
+    return _role_messages("decide", context, options=numbered(options))
 
 
 def grounded_decoding_prompt(context: DecisionContext) -> str:

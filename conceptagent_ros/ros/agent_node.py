@@ -14,11 +14,11 @@ from __future__ import annotations
 import threading
 
 import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rcl_interfaces.msg import ParameterDescriptor
 from std_msgs.msg import String
 
 from conceptagent_ros.action import RunTask

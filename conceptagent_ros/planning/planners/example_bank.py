@@ -21,7 +21,7 @@ def record_plans(tasks: Sequence[Task], stream: TextIO | None = None) -> list[di
     for i, task in enumerate(tasks, 1):
         executed: list[str] = []
 
-        def keep(report: StepReport) -> None:
+        def keep(report: StepReport, executed: list[str] = executed) -> None:
             if report.executed and report.record.success and report.record.call is not None:
                 executed.append(str(report.record.call))
 

@@ -139,9 +139,9 @@ def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: S
             source = spec.options["retriever"]
             embedder = None if source == "tfidf" else TransformersEmbedder(source)
             retriever = ExampleRetriever(load_example_bank(spec.options["bank"] or None), embedder)
-        config = LLMPlannerConfig(examples=k, replan_every=spec.number("replan_every", low=1),
-                                  logit_bias=spec.flag("bias"))
-        proposer = LLMPlanner(roles, retriever, config, task_id, label)
+        config_p = LLMPlannerConfig(examples=k, replan_every=spec.number("replan_every", low=1),
+                                    logit_bias=spec.flag("bias"))
+        proposer = LLMPlanner(roles, retriever, config_p, task_id, label)
     elif spec.name == "tree-planner":
         from conceptagent_ros.planning.planners.tree_planner import TreePlanner, TreePlannerConfig
 

@@ -51,7 +51,8 @@ def grounded_beam_search(lm: TokenLM, prompt: str, grounding: Sequence[Grounding
     live = [Beam("", 0.0, 0.0)]
     finished: list[Beam] = []
     steps = 0
-    for steps in range(1, max_tokens + 1):
+    for _ in range(max_tokens):
+        steps += 1
         extended: list[Beam] = []
         for beam in live:
             for token, logp in lm.next_tokens(prompt, beam.text, top_k):

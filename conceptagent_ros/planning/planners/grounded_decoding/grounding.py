@@ -11,7 +11,7 @@ The decoder multiplies them with the language model's probability.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
@@ -21,6 +21,7 @@ from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
 _SEPARATORS = re.compile(r"\s+")
+CallTest = Callable[[SkillCall], bool]
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class CallSpace:
             return [partial.skill_prefix] if self.skills.get(partial.skill_prefix) else []
         return [s.name for s in self.skills if s.name.startswith(partial.skill_prefix)]
 
-    def completions_exist(self, partial: PartialCall, test: callable) -> bool:  # type: ignore[valid-type]
+    def completions_exist(self, partial: PartialCall, test: CallTest) -> bool:
         """Is there a well-formed completion of `partial` whose call passes `test`?"""
         if not partial.valid:
             return False
@@ -98,7 +99,7 @@ class CallSpace:
                 return True  # an argument slot is open: it needs an object starting with `current`
         return False
 
-    def _extend(self, skill: str, arity: int, args: tuple[str, ...], prefix: str, test: callable) -> bool:  # type: ignore[valid-type]
+    def _extend(self, skill: str, arity: int, args: tuple[str, ...], prefix: str, test: CallTest) -> bool:
         if len(args) == arity:
             return bool(test(SkillCall(skill, args)))
         return any(self._extend(skill, arity, args + (o,), "", test)

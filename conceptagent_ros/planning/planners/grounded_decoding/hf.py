@@ -75,7 +75,8 @@ class HFGroundedDecoder:
             raise ConfigError("--llm hf:PATH needs `pip install torch transformers` (the local-llm extra)")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModelForCausalLM.from_pretrained(path).to(device).eval()
+            model = AutoModelForCausalLM.from_pretrained(path)
+            self.model = model.to(device).eval()  # type: ignore[arg-type]
         except OSError as e:
             raise ConfigError(f"cannot load a causal language model from {path!r}: {e}") from e
         if self.tokenizer.eos_token_id is None:
@@ -95,7 +96,7 @@ class HFGroundedDecoder:
                 logits_processor=processors, pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
                 eos_token_id=self.tokenizer.eos_token_id, output_scores=False, return_dict_in_generate=True)
         tokens = out.sequences[0, length:].tolist()
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
+        text = str(self.tokenizer.decode(tokens, skip_special_tokens=True)).strip()
         self.usage.add(length, len(tokens), time.perf_counter() - started)
         return DecodeResult(text, is_complete(text), 0.0, 0.0, len(tokens))
 
