@@ -49,7 +49,7 @@ class Section:
     compare: dict[str, Any] | None = None
 
 
-def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any]]:
+def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         sections = [Section(**s) for s in data.get("sections", [])]
@@ -61,13 +61,13 @@ def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any]]:
         unknown = [m for m in s.metrics if m not in SUMMARY_COLUMNS]
         if unknown:
             raise ConfigError(f"study section {s.id}: unknown metric(s) {unknown}; metrics: {', '.join(SUMMARY_COLUMNS)}")
-    return str(data.get("title", path.stem)), sections, dict(data.get("overhead") or {})
+    return str(data.get("title", path.stem)), sections, dict(data.get("overhead") or {}), str(data.get("reading", ""))
 
 
 def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
               sections_only: Sequence[str] = ()) -> Path:
     stream = stream or sys.stderr  # resolved per call: tests and tools swap sys.stderr
-    title, sections, overhead_cfg = load_study(path)
+    title, sections, overhead_cfg, reading = load_study(path)
     if sections_only:
         sections = [s for s in sections if s.id in sections_only]
     out.mkdir(parents=True, exist_ok=True)
@@ -107,10 +107,17 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
     write_csv(out / "episodes.csv", [{**episode_record(r), "section": r["section"]} for r in all_rows],
               ("section",) + EPISODE_COLUMNS)
     write_csv(out / "summary.csv", summary_all, SUMMARY_COLUMNS)
+    if reading:
+        md += ["## Reading these results\n", reading_text(reading)]
     md.append(f"\nTotal run time {time.perf_counter() - started:.0f} s.\n")
     report = out / "README.md"
     report.write_text("\n".join(md), encoding="utf-8")
     return report
+
+
+def reading_text(reading: str) -> str:
+    """The study file's `reading:` paragraphs (what the simulated model can and cannot show)."""
+    return "\n\n".join(" ".join(p.split()) for p in reading.split("\n\n") if p.strip()) + "\n"
 
 
 def _comparison(summary: list[dict[str, Any]], compare: dict[str, Any]) -> str:
