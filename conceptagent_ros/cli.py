@@ -133,7 +133,7 @@ def cmd_overhead(args: argparse.Namespace) -> int:
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
-    from conceptagent_ros.planning.planners.example_bank import record_plans, write_bank
+    from conceptagent_ros.sim.example_bank import record_plans, write_bank
     from conceptagent_ros.sim.tasks import load_suite
 
     tasks = [t for name in args.suite or ["easy", "moderate", "hard"] for t in load_suite(name)]

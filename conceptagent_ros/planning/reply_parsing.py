@@ -37,13 +37,17 @@ def _json_objects(text: str) -> list[Any]:
     return found
 
 
-def parse_action_reply(text: str | None) -> ParsedReply:
+def _unfenced(text: str | None) -> str | None:
+    """The reply, cut to MAX_REPLY_CHARS and without code fences; None when it is empty."""
     if text is None or not str(text).strip():
+        return None
+    return re.sub(r"```(?:json)?", "", str(text)[:MAX_REPLY_CHARS])
+
+
+def parse_action_reply(text: str | None) -> ParsedReply:
+    stripped = _unfenced(text)
+    if stripped is None:
         return ParsedReply(None, error="the reply was empty")
-    text = str(text)
-    if len(text) > MAX_REPLY_CHARS:
-        text = text[:MAX_REPLY_CHARS]
-    stripped = re.sub(r"```(?:json)?", "", text)
     for obj in _json_objects(stripped):
         if not isinstance(obj, dict):
             continue
@@ -80,9 +84,9 @@ def _checked(call: SkillCall, thought: str) -> ParsedReply:
 
 # -- replies of the other planner roles ------------------------------------------------------------
 def _first_object(text: str | None) -> dict[str, Any] | None:
-    if text is None or not str(text).strip():
+    stripped = _unfenced(text)
+    if stripped is None:
         return None
-    stripped = re.sub(r"```(?:json)?", "", str(text)[:MAX_REPLY_CHARS])
     return next((o for o in _json_objects(stripped) if isinstance(o, dict)), None)
 
 

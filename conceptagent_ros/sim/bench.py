@@ -144,12 +144,19 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[str]
             writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
-def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str) -> None:
+def write_data_files(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str,
+                     lead_columns: Sequence[str] = ()) -> None:
+    """results.json, episodes.csv (with `lead_columns` of each row first) and summary.csv."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"command": command, "episodes": list(rows),
                                                   "summary": list(summary)}, indent=2, default=str))
-    write_csv(out / "episodes.csv", [episode_record(r) for r in rows], EPISODE_COLUMNS)
+    write_csv(out / "episodes.csv", [{**episode_record(r), **{c: r.get(c, "") for c in lead_columns}} for r in rows],
+              (*lead_columns, *EPISODE_COLUMNS))
     write_csv(out / "summary.csv", summary, SUMMARY_COLUMNS)
+
+
+def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str) -> None:
+    write_data_files(out, rows, summary, command)
     failures = [r for r in rows if not r.get("success")]
     md = [f"# Benchmark results\n\nCommand: `{command}`\n", markdown_table(summary), ""]
     if failures:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TextIO
 
-from conceptagent_ros.llm.simulated import ErrorRates, SimulatedLLM
+from conceptagent_ros.llm.spec import LLMSpec
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.planners import PlannerSpec, build_planner
@@ -81,14 +81,15 @@ def measure(planner: str = "mcts:expansions=20", objects: int = 200, decisions: 
     world = World(scene, seed=0, skills=skills)
     domain = cached_domain(load_predicates(), skills, domain_types(scene))
     spec = PlannerSpec.parse(planner)
-    proposer = build_planner(spec, _simulated_spec(), domain, skills).proposer
+    proposer = build_planner(spec, LLMSpec("simulated", "0"), domain, skills).proposer
     graph = SceneGraph(scene.rooms, world.robot)
     graph.integrate(world.observe(), 0)
     goal = Goal.parse(domain, goal_text, world.state().types)
     history: list[StepRecord] = []
     overhead = 0.0
-    calls = 0
+    calls = made = 0
     for step in range(1, decisions + 1):
+        made += 1
         usage_before, calls_before = proposer.usage.seconds, proposer.usage.calls
         started = time.perf_counter()
         context = DecisionContext(instruction, goal, graph.symbolic_state(), describe_state(graph), graph, skills,
@@ -104,14 +105,6 @@ def measure(planner: str = "mcts:expansions=20", objects: int = 200, decisions: 
         graph.integrate(world.observe(), step)
         history.append(StepRecord(step, call, True, outcome.success, outcome.message, outcome.failure))
         stream.write(f"  decision {step}: {call}  ({len(graph.objects)} objects in the belief)\n")
-    n = max(1, len(history) or 1)
-    return OverheadResult(str(spec), len(scene.objects), n, calls / n, 1000 * overhead / n, llm_seconds_per_call)
-
-
-def _simulated_spec():  # type: ignore[no-untyped-def]
-    from conceptagent_ros.llm.spec import LLMSpec
-
-    return LLMSpec("simulated", "0")
-
-
-__all__ = ["OverheadResult", "crowded_scene", "measure", "ErrorRates", "SimulatedLLM"]
+    # every decision counts, the last one (`done` or no action) included: its time was spent too
+    return OverheadResult(str(spec), len(scene.objects), made, calls / made, 1000 * overhead / made,
+                          llm_seconds_per_call)

@@ -3,7 +3,6 @@ suites x seeds), then write one Markdown report with tables, ratios and PNG plot
 CSV of every episode. config/studies/planners.yaml made docs/benchmarks/."""
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import time
@@ -17,14 +16,12 @@ import yaml
 from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.planning.planners import PlannerSpec
 from conceptagent_ros.sim.bench import (
-    EPISODE_COLUMNS,
     SUMMARY_COLUMNS,
     BenchConfig,
-    episode_record,
     markdown_table,
     run_bench,
     summarize,
-    write_csv,
+    write_data_files,
 )
 from conceptagent_ros.sim.tasks import load_suite
 
@@ -102,11 +99,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
     if overhead_cfg:
         md += _overhead(overhead_cfg, stream)
     summary_all = summarize(all_rows)
-    (out / "results.json").write_text(json.dumps({"command": command, "episodes": all_rows, "summary": summary_all},
-                                                 indent=1, default=str))
-    write_csv(out / "episodes.csv", [{**episode_record(r), "section": r["section"]} for r in all_rows],
-              ("section",) + EPISODE_COLUMNS)
-    write_csv(out / "summary.csv", summary_all, SUMMARY_COLUMNS)
+    write_data_files(out, all_rows, summary_all, command, lead_columns=("section",))
     if reading:
         md += ["## Reading these results\n", reading_text(reading)]
     md.append(f"\nTotal run time {time.perf_counter() - started:.0f} s.\n")

@@ -126,7 +126,8 @@ class MCTSPlanner:
         self.counters.add("decisions")
         self.counters.add("iterations", iterations)
         self.counters.add("expansions", expansions)
-        self.counters.add("pruned", sum(len(n.pruned) for n in _walk(root)))
+        refused_count = sum(len(n.pruned) for n in _walk(root))
+        self.counters.add("pruned", refused_count)
         chosen = best_child(root)
         self._chosen = chosen
         if chosen is None or chosen.call is None:
@@ -140,7 +141,7 @@ class MCTSPlanner:
         while (node := best_child(node)) is not None and node.call is not None:  # type: ignore[assignment]
             plan.append(node.call)
         note = (f"{iterations} iterations, {expansions} expansions, tree {root.size()} nodes, "
-                f"{sum(len(n.pruned) for n in _walk(root))} refused; value {chosen.value:.2f} over {chosen.visits} visits")
+                f"{refused_count} refused; value {chosen.value:.2f} over {chosen.visits} visits")
         return mark.proposal(chosen.call, raw="best plan: " + " -> ".join(map(str, plan)), thought=note)
 
     def _iterate(self, root: Node, context: DecisionContext) -> int:

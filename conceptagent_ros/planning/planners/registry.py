@@ -161,7 +161,7 @@ def _grounded_decoding(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skil
         GroundedDecodingPlanner,
         TokenLMDecoder,
     )
-    from conceptagent_ros.planning.proposal import TokenUsage
+    from conceptagent_ros.planning.proposal import DecisionContext, TokenUsage
 
     config = GroundedDecodingConfig(
         beams=spec.number("beams", low=1), top_k=spec.number("top_k", low=1), affordance=spec.flag("affordance"),
@@ -171,19 +171,20 @@ def _grounded_decoding(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skil
         from conceptagent_ros.planning.planners.grounded_decoding.hf import HFGroundedDecoder
 
         usage = TokenUsage()
-        return GroundedDecodingPlanner(HFGroundedDecoder(llm.model, usage), usage, verifier, config, label)
+        hf_decoder = HFGroundedDecoder(llm.model, usage)
+        return GroundedDecodingPlanner(lambda _ctx: hf_decoder, usage, verifier, config, label)
     if llm.kind == "openai":
         from conceptagent_ros.planning.planners.grounded_decoding.language_models import CompletionsLogprobLM
 
         usage = TokenUsage()
-        lm = CompletionsLogprobLM(llm.model, usage)
-        return GroundedDecodingPlanner(TokenLMDecoder(lambda _ctx: lm), usage, verifier, config, label)
+        endpoint = TokenLMDecoder(CompletionsLogprobLM(llm.model, usage))
+        return GroundedDecodingPlanner(lambda _ctx: endpoint, usage, verifier, config, label)
     from conceptagent_ros.planning.planners.grounded_decoding.language_models import CandidateMixtureLM
 
     roles = make_planner_llm(llm, domain, skills, seed)
 
-    def mixture(context):  # type: ignore[no-untyped-def]
+    def mixture(context: DecisionContext) -> TokenLMDecoder:
         vocabulary = [s.name for s in skills] + list(context.state.types)
-        return CandidateMixtureLM(roles.propose_actions(context, 3).calls, vocabulary)
+        return TokenLMDecoder(CandidateMixtureLM(roles.propose_actions(context, 3).calls, vocabulary))
 
-    return GroundedDecodingPlanner(TokenLMDecoder(mixture), roles.usage, verifier, config, label)
+    return GroundedDecodingPlanner(mixture, roles.usage, verifier, config, label)

@@ -8,8 +8,9 @@ the same for all (grounding.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from conceptagent_ros.errors import LLMError
 from conceptagent_ros.planning import prompts
@@ -42,23 +43,32 @@ class GroundedDecodingConfig:
     max_tokens: int = 32
 
 
+class ActionDecoder(Protocol):
+    """Decodes one skill call for a prompt under grounding functions."""
+
+    def decode(self, prompt: str, grounding: Sequence[GroundingFunction], beams: int, top_k: int,
+               max_tokens: int) -> DecodeResult: ...
+
+
 class TokenLMDecoder:
-    """Adapts a per-decision TokenLM to the planner (the non-HF backends)."""
+    """Grounded beam search over a TokenLM (the non-HF backends)."""
 
-    def __init__(self, lm_for: Callable[[DecisionContext], TokenLM]):
-        self.lm_for = lm_for
-        self.context: DecisionContext | None = None
+    def __init__(self, lm: TokenLM):
+        self.lm = lm
 
-    def decode(self, prompt: str, grounding: list[GroundingFunction], beams: int, top_k: int,
+    def decode(self, prompt: str, grounding: Sequence[GroundingFunction], beams: int, top_k: int,
                max_tokens: int) -> DecodeResult:
-        assert self.context is not None
-        return grounded_beam_search(self.lm_for(self.context), prompt, grounding, beams, top_k, max_tokens)
+        return grounded_beam_search(self.lm, prompt, grounding, beams, top_k, max_tokens)
 
 
 class GroundedDecodingPlanner:
-    def __init__(self, decoder: object, usage: TokenUsage, verifier: PreconditionVerifier,
-                 config: GroundedDecodingConfig = GroundedDecodingConfig(), name: str = "grounded-decoding"):
-        self.decoder = decoder
+    """`decoder_for` gives the decoder for one decision: the same one throughout for a model that is
+    loaded once, a fresh one where the token distribution depends on the decision (simulated)."""
+
+    def __init__(self, decoder_for: Callable[[DecisionContext], ActionDecoder], usage: TokenUsage,
+                 verifier: PreconditionVerifier, config: GroundedDecodingConfig = GroundedDecodingConfig(),
+                 name: str = "grounded-decoding"):
+        self.decoder_for = decoder_for
         self.usage = usage
         self.verifier = verifier
         self.config = config
@@ -82,12 +92,11 @@ class GroundedDecodingPlanner:
 
     def propose(self, context: DecisionContext) -> Proposal:
         mark = UsageMark.now(self.usage)
-        if isinstance(self.decoder, TokenLMDecoder):
-            self.decoder.context = context
         prompt = prompts.grounded_decoding_prompt(context)
         try:
-            result = self.decoder.decode(prompt, self.grounding_functions(context), self.config.beams,  # type: ignore[attr-defined]
-                                         self.config.top_k, self.config.max_tokens)
+            decoder = self.decoder_for(context)
+            result = decoder.decode(prompt, self.grounding_functions(context), self.config.beams,
+                                    self.config.top_k, self.config.max_tokens)
         except LLMError as e:
             return mark.proposal(None, error=f"the language model failed: {e}")
         self.counters.add("decoded_tokens", result.steps)
