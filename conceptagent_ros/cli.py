@@ -143,6 +143,70 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+ROS_NAMESPACE = "conceptagent"
+
+
+def _ros(name: str, args: argparse.Namespace) -> int:
+    try:
+        from conceptagent_ros.ros import cli as ros_cli
+    except ImportError as e:
+        raise ConceptAgentError(f"ROS 2 is not available here ({e}); on a pip install run `make ros` "
+                                "(or pip install -c constraints.txt -e '.[ros]' and python tools/build_ros_interfaces.py), "
+                                "in a ROS workspace source install/setup.bash") from e
+    return int(getattr(ros_cli, name)(args))
+
+
+def add_ros_parsers(sub: Any) -> None:
+    """`ros` and `say`: nothing of ROS is imported until one of them runs."""
+    ros = sub.add_parser("ros", help="the ROS 2 graph: up, send, demo, bench")
+    ros_sub = ros.add_subparsers(dest="ros_command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--namespace", default=ROS_NAMESPACE, help=f"ROS namespace of the graph (default {ROS_NAMESPACE})")
+
+    up = ros_sub.add_parser("up", help="robot stand-in + planner node in one process, until Ctrl-C")
+    common(up)
+    up.add_argument("--params", help="ROS params YAML (e.g. config/ros/embedded.yaml)")
+    up.add_argument("--scene", help="scene of the robot stand-in")
+    up.add_argument("--planner", help="planner spec")
+    up.add_argument("--llm", help="LLM spec")
+    up.add_argument("--preempt", action="store_true", help="a new task replaces the running one")
+    up.add_argument("--skill-duration", type=float, help="seconds each simulated skill takes")
+    up.add_argument("--failure-rate", action="append", metavar="SKILL=P")
+    up.set_defaults(func=lambda a: _ros("cmd_up", a))
+
+    send = ros_sub.add_parser("send", help="send one task through the ExecuteTask action and follow it")
+    common(send)
+    send.add_argument("instruction")
+    send.add_argument("--goal", help="PDDL goal")
+    send.add_argument("--planner", help="planner spec for this task")
+    send.add_argument("--timeout", type=float, default=600.0)
+    send.set_defaults(func=lambda a: _ros("cmd_send", a))
+
+    demo = ros_sub.add_parser("demo", help="bring the graph up in a child process and send one task to it")
+    common(demo)
+    demo.add_argument("instruction", nargs="?", default="put the apple in the fridge")
+    demo.add_argument("--scene", default="studio_kitchen")
+    demo.add_argument("--planner", default="react")
+    demo.add_argument("--llm", default="offline")
+    demo.add_argument("--timeout", type=float, default=300.0)
+    demo.set_defaults(func=lambda a: _ros("cmd_demo", a))
+
+    bench = ros_sub.add_parser("bench", help="ROS overhead against the embedded run; skill action round trip")
+    bench.add_argument("--scene", default="studio_kitchen")
+    bench.add_argument("--instruction", default="put the apple in the fridge")
+    bench.add_argument("--runs", type=int, default=3)
+    bench.add_argument("--round-trips", type=int, default=300)
+    bench.set_defaults(func=lambda a: _ros("cmd_bench", a))
+
+    say = sub.add_parser("say", help="publish a text command to the planner (like ros2 topic pub --once)")
+    say.add_argument("text", nargs="+")
+    say.add_argument("--namespace", default=ROS_NAMESPACE)
+    say.add_argument("--topic", default="command")
+    say.add_argument("--wait", type=float, default=3.0, help="seconds to wait for a subscriber")
+    say.set_defaults(func=lambda a: _ros("cmd_say", a))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptagent", description="ConceptAgent task planning on the embedded world")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -207,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("generated", help="YAML written by `preconditions generate`")
     ev.add_argument("--samples", type=int, default=300, help="random states per comparison")
     pre.set_defaults(func=cmd_preconditions)
+    add_ros_parsers(sub)
     return parser
 
 

@@ -30,3 +30,22 @@ def _isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CONCEPTAGENT_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.fixture
+def ros_context():
+    """A fresh rclpy context on a DDS domain id reserved for this test (domain_coordinator)."""
+    from ros_helpers import require_ros
+
+    require_ros()
+    import rclpy
+    from domain_coordinator import domain_id
+    from rclpy.context import Context
+
+    with domain_id() as reserved:
+        context = Context()
+        rclpy.init(context=context, domain_id=reserved)
+        try:
+            yield context
+        finally:
+            rclpy.try_shutdown(context=context)

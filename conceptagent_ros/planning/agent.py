@@ -8,6 +8,7 @@ skill failures are fed back as well; none of them ends the loop.
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class EpisodeStats:
     invalid_proposals: int = 0  # unknown skills or objects, wrong arity
     malformed_replies: int = 0
     declared_done: bool = False
+    canceled: bool = False
     stop_reason: str = ""
     wall_seconds: float = 0.0
     llm_seconds: float = 0.0
@@ -74,6 +76,7 @@ class Agent:
         config: AgentConfig = AgentConfig(),
         trace: TraceWriter | None = None,
         on_step: Callable[[StepReport], None] | None = None,
+        cancel: threading.Event | None = None,
     ):
         self.proposer = proposer
         self.verifier = verifier
@@ -83,6 +86,9 @@ class Agent:
         self.config = config
         self.trace = trace
         self.on_step = on_step
+        # Set from another thread (a ROS cancel request, a preempting task); checked before every
+        # decision. The robot interface sees the same event and stops a running skill.
+        self.cancel = cancel or threading.Event()
         self.history: list[StepRecord] = []
         self.stats = EpisodeStats()
         verifier.set_hint(graph.near_hint)
@@ -92,6 +98,9 @@ class Agent:
         self.graph.integrate(self.robot.observe(), 0)
         consecutive_errors = 0
         for step in range(1, self.config.max_steps + 1):
+            if self.cancel.is_set():
+                self._canceled()
+                break
             report = self._decide_and_act(step, instruction, goal)
             self.history.append(report.record)
             self.stats.steps = step
@@ -101,6 +110,9 @@ class Agent:
                 self.stats.declared_done = True
                 self.stats.stop_reason = "the agent declared the task done"
                 break
+            if report.record.failure == "canceled" or self.cancel.is_set():
+                self._canceled()
+                break
             consecutive_errors = consecutive_errors + 1 if report.record.failure in ("malformed", "invalid") else 0
             if consecutive_errors >= self.config.max_consecutive_errors:
                 self.stats.stop_reason = f"{consecutive_errors} unusable replies in a row"
@@ -109,6 +121,10 @@ class Agent:
             self.stats.stop_reason = f"step budget of {self.config.max_steps} used up"
         self.stats.wall_seconds = time.perf_counter() - start
         return self.stats
+
+    def _canceled(self) -> None:
+        self.stats.canceled = True
+        self.stats.stop_reason = "canceled"
 
     def _decide_and_act(self, step: int, instruction: str, goal: Goal | None) -> StepReport:
         state = self.graph.symbolic_state()

@@ -1,26 +1,18 @@
-"""One task on the embedded world: wire world, scene graph, verifier, proposer and agent; judge
-success on the world's true state."""
+"""One task on the embedded world: the world plays the robot for planning/task.py's loop, and
+success is judged on the world's true state."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conceptagent_ros.errors import PDDLError, TaskFileError
-from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
-from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
-from conceptagent_ros.planning.goal import Goal
-from conceptagent_ros.planning.instruction import clean_instruction, interpret_instruction
-from conceptagent_ros.planning.pddl.domain import cached_domain
-from conceptagent_ros.planning.planners import PlannerSpec, build_planner
-from conceptagent_ros.planning.trace import TraceWriter
-from conceptagent_ros.planning.verifier import PreconditionVerifier
-from conceptagent_ros.scene.graph import SceneGraph
+from conceptagent_ros.planning.agent import EpisodeStats, StepReport
+from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.scene.symbolic import load_predicates
-from conceptagent_ros.sim.world import World, domain_types
+from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import load_skill_library
 
 
@@ -64,46 +56,31 @@ class EpisodeResult:
         return data
 
 
-def resolve_goal(spec: EpisodeSpec, world: World, llm: LLMSpec) -> Goal:
-    types = world.state().types
-    text = spec.goal
-    if not text:
-        text = interpret_instruction(spec.instruction, set(world.domain.types) | {"room"}, types)
-    try:
-        return Goal.parse(world.domain, text, types)
-    except PDDLError as e:
-        raise TaskFileError(f"the goal {text!r} does not parse over scene '{world.scene.name}': {e}") from e
+def task_request(spec: EpisodeSpec) -> TaskRequest:
+    return TaskRequest(instruction=spec.instruction, goal=spec.goal, planner=spec.planner, llm=spec.llm, seed=spec.seed,
+                       max_steps=spec.max_steps, task_id=spec.task_id, preconditions=spec.preconditions)
 
 
-def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None) -> EpisodeResult:
-    instruction = clean_instruction(spec.instruction)
-    planner_spec = PlannerSpec.parse(spec.planner)
-    llm = parse_llm_spec(spec.llm)
+def embedded_task_map(world: World) -> TaskMap:
+    # Goal constants may name any object of the scene, seen or not (task files do: apple_1).
+    return TaskMap(world.scene.rooms, frozenset(world.scene.categories()), dict(world.state().types))
+
+
+def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None,
+                cancel: threading.Event | None = None) -> EpisodeResult:
     scene = load_scene(spec.scene)
     skills = load_skill_library()
     world = World(scene, seed=spec.seed, failure_rates=spec.failure_rates, skills=skills)
-    goal = resolve_goal(spec, world, llm)
-    domain = cached_domain(load_predicates(), skills, domain_types(scene), spec.preconditions)
-    verifier = PreconditionVerifier(domain, skills)
-    built = build_planner(planner_spec, llm, domain, skills, spec.seed, spec.task_id)
-    proposer = built.proposer
-    graph = SceneGraph(scene.rooms, world.robot)
-    config = AgentConfig(max_steps=spec.max_steps, precondition_grounding=built.grounding)
-    trace = TraceWriter(spec.trace) if spec.trace else None
+    task = prepare_task(task_request(spec), embedded_task_map(world), skills)
     start = time.perf_counter()
-    try:
-        agent = Agent(proposer, verifier, skills, world, graph, config, trace, on_step)
-        stats = agent.run(instruction, goal)
-    finally:
-        if trace is not None:
-            trace.close()
-    truth = world.state()
+    outcome = run_task(task, world, world.robot, on_step, cancel, spec.trace)
     wall = time.perf_counter() - start
+    truth = world.state()
+    goal = outcome.goal
     return EpisodeResult(
-        task_id=spec.task_id, scene=scene.name, planner=str(planner_spec), llm=str(llm), seed=spec.seed,
-        instruction=instruction, goal=goal.text, success=goal.holds(truth), goal_progress=goal.progress(truth),
-        unmet=goal.unmet(truth), stats=stats, llm_calls=proposer.usage.calls,
-        prompt_tokens=proposer.usage.prompt_tokens, completion_tokens=proposer.usage.completion_tokens,
-        planner_seconds=max(0.0, wall - proposer.usage.seconds),
-        planner_counters=dict(getattr(getattr(proposer, "counters", None), "values", {})),
+        task_id=spec.task_id, scene=scene.name, planner=str(task.planner), llm=str(task.llm), seed=spec.seed,
+        instruction=task.instruction, goal=goal.text, success=goal.holds(truth), goal_progress=goal.progress(truth),
+        unmet=goal.unmet(truth), stats=outcome.stats, llm_calls=outcome.llm_calls,
+        prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+        planner_seconds=max(0.0, wall - outcome.llm_seconds), planner_counters=outcome.planner_counters,
     )

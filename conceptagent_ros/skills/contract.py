@@ -127,7 +127,7 @@ class SkillOutcome:
     call: SkillCall
     success: bool
     message: str
-    failure: str | None = None  # None | "precondition" | "physical" | "invalid"
+    failure: str | None = None  # None | "precondition" | "physical" | "invalid" | "canceled" | "timeout" | "unavailable"
 
     def to_json(self) -> dict[str, object]:
         return {"success": self.success, "message": self.message, "failure": self.failure}

@@ -1,0 +1,141 @@
+"""One task against any robot: the wiring of goal, PDDL domain, verifier, planner, scene graph and
+agent that both the embedded episode (sim/episode.py) and the ROS planner node (ros/planner_node.py)
+use. Nothing here knows where observations come from or how skills run: that is the
+RobotInterface's business.
+
+`prepare_task` does everything that can fail on bad input (instruction, goal, planner spec, LLM
+spec) before the robot moves; `run_task` runs the closed loop. Success here is judged on what the
+robot believes at the end; the embedded episode judges again on the world's true state.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conceptagent_ros.errors import PDDLError, TaskFileError
+from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
+from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
+from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.planning.instruction import clean_instruction, interpret_instruction
+from conceptagent_ros.planning.pddl.domain import PDDLDomain, cached_domain
+from conceptagent_ros.planning.planners import PlannerSpec, build_planner
+from conceptagent_ros.planning.planners.registry import BuiltPlanner
+from conceptagent_ros.planning.trace import TraceWriter
+from conceptagent_ros.planning.verifier import PreconditionVerifier
+from conceptagent_ros.scene.graph import SceneGraph
+from conceptagent_ros.scene.loader import category_defaults
+from conceptagent_ros.scene.model import RobotState, Room
+from conceptagent_ros.scene.symbolic import load_predicates
+from conceptagent_ros.skills.contract import RobotInterface, SkillLibrary, load_skill_library
+
+ROOM_TYPE = "room"
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    instruction: str
+    goal: str | None = None  # PDDL; None: interpreted from the instruction
+    planner: str = "react"
+    llm: str = "offline"
+    seed: int = 0
+    max_steps: int = 40
+    task_id: str = ""
+    preconditions: Mapping[str, str] | None = None  # override the hand-written ones (e.g. generated)
+
+
+@dataclass(frozen=True)
+class TaskMap:
+    """What the robot knows before it looks: the map's rooms and the categories its perception names."""
+
+    rooms: Mapping[str, Room]
+    vocabulary: frozenset[str]
+    known_types: Mapping[str, str] = field(default_factory=dict)  # object id -> category, for goal constants
+
+    def domain_types(self) -> set[str]:
+        return set(category_defaults()) | set(self.vocabulary) | {ROOM_TYPE}
+
+    def goal_types(self) -> dict[str, str]:
+        types = {rid: ROOM_TYPE for rid in self.rooms}
+        types.update(self.known_types)
+        return types
+
+
+@dataclass
+class PreparedTask:
+    request: TaskRequest
+    instruction: str
+    goal: Goal
+    domain: PDDLDomain
+    verifier: PreconditionVerifier
+    planner: PlannerSpec
+    llm: LLMSpec
+    built: BuiltPlanner
+    skills: SkillLibrary
+    rooms: Mapping[str, Room]
+
+
+@dataclass
+class TaskOutcome:
+    goal: Goal
+    stats: EpisodeStats
+    believed_success: bool  # the agent declared done and the goal holds in its scene graph
+    believed_unmet: list[str]
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    llm_seconds: float
+    planner_counters: dict[str, float]
+
+
+def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, task_map: TaskMap) -> Goal:
+    types = task_map.goal_types()
+    text = goal_text or interpret_instruction(instruction, set(domain.types) | {ROOM_TYPE}, types)
+    try:
+        return Goal.parse(domain, text, types)
+    except PDDLError as e:
+        raise TaskFileError(f"the goal {text!r} does not parse over the known objects and categories: {e}") from e
+
+
+def prepare_task(request: TaskRequest, task_map: TaskMap, skills: SkillLibrary | None = None) -> PreparedTask:
+    """Check every input and build the planner; raises ConceptAgentError with a one-line reason."""
+    instruction = clean_instruction(request.instruction)
+    planner_spec = PlannerSpec.parse(request.planner)
+    llm = parse_llm_spec(request.llm)
+    skills = skills or load_skill_library()
+    domain = cached_domain(load_predicates(), skills, task_map.domain_types(), request.preconditions)
+    goal = resolve_goal(instruction, request.goal, domain, task_map)
+    verifier = PreconditionVerifier(domain, skills)
+    built = build_planner(planner_spec, llm, domain, skills, request.seed, request.task_id)
+    return PreparedTask(request, instruction, goal, domain, verifier, planner_spec, llm, built, skills,
+                        dict(task_map.rooms))
+
+
+def run_task(
+    task: PreparedTask,
+    robot: RobotInterface,
+    start: RobotState,
+    on_step: Callable[[StepReport], None] | None = None,
+    cancel: threading.Event | None = None,
+    trace: str | Path | None = None,
+) -> TaskOutcome:
+    graph = SceneGraph(task.rooms, start)
+    config = AgentConfig(max_steps=task.request.max_steps, precondition_grounding=task.built.grounding)
+    writer = TraceWriter(trace) if trace else None
+    proposer = task.built.proposer
+    try:
+        agent = Agent(proposer, task.verifier, task.skills, robot, graph, config, writer, on_step, cancel)
+        stats = agent.run(task.instruction, task.goal)
+    finally:
+        if writer is not None:
+            writer.close()
+    belief = graph.symbolic_state()
+    return TaskOutcome(
+        goal=task.goal, stats=stats, believed_success=stats.declared_done and task.goal.holds(belief),
+        believed_unmet=task.goal.unmet(belief), llm_calls=proposer.usage.calls,
+        prompt_tokens=proposer.usage.prompt_tokens, completion_tokens=proposer.usage.completion_tokens,
+        llm_seconds=proposer.usage.seconds,
+        planner_counters=dict(getattr(getattr(proposer, "counters", None), "values", {})),
+    )
+

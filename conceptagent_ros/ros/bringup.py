@@ -1,0 +1,93 @@
+"""The ROS graph in one process -- robot stand-in and planner node on one multi-threaded executor --
+for pip installs, where launch_ros is not available, and for tests and benchmarks.
+
+    graph = bring_up(GraphOptions(scene="apartment"))   # spins on a background thread
+    ...
+    graph.shutdown()
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from conceptagent_ros.ros.planner_node import PlannerNode
+from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
+
+NAMESPACE = "conceptagent"
+
+
+@dataclass
+class GraphOptions:
+    namespace: str = NAMESPACE
+    params_file: str | None = None  # ROS params YAML (node name, then ros__parameters)
+    planner: Mapping[str, Any] = field(default_factory=dict)  # parameter overrides of the planner node
+    robot: Mapping[str, Any] = field(default_factory=dict)  # of the robot stand-in
+    with_robot: bool = True
+    with_planner: bool = True
+    threads: int = 8
+
+
+def overrides(values: Mapping[str, Any]) -> list[Parameter]:
+    return [Parameter(name, value=value) for name, value in values.items()]
+
+
+@dataclass
+class RosGraph:
+    context: Context
+    executor: MultiThreadedExecutor
+    nodes: dict[str, Node]
+    thread: threading.Thread
+    owns_context: bool
+
+    def shutdown(self) -> None:
+        self.executor.shutdown(timeout_sec=2.0)
+        for node in self.nodes.values():
+            node.destroy_node()
+        if self.owns_context:
+            rclpy.try_shutdown(context=self.context)
+        self.thread.join(timeout=5.0)
+
+
+def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:
+    context = Context()
+    kwargs: dict[str, Any] = {"context": context, "args": list(args or [])}
+    if domain_id is not None:
+        kwargs["domain_id"] = domain_id
+    rclpy.init(**kwargs)
+    return context
+
+
+def bring_up(options: GraphOptions, context: Context | None = None, domain_id: int | None = None) -> RosGraph:
+    """Create the nodes and spin them on a background thread; the caller owns the returned graph."""
+    owns = context is None
+    if context is None:
+        args = ["--ros-args", "--params-file", options.params_file] if options.params_file else []
+        context = init_context(domain_id, args)
+    nodes: dict[str, Node] = {}
+    try:
+        if options.with_robot:
+            nodes["robot"] = RobotStandInNode(namespace=options.namespace, context=context,
+                                              parameter_overrides=overrides(options.robot))
+        if options.with_planner:
+            nodes["planner"] = PlannerNode(namespace=options.namespace, context=context,
+                                           parameter_overrides=overrides(options.planner))
+    except Exception:
+        for node in nodes.values():
+            node.destroy_node()
+        if owns:
+            rclpy.try_shutdown(context=context)
+        raise
+    executor = MultiThreadedExecutor(num_threads=options.threads, context=context)
+    for node in nodes.values():
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, name="conceptagent-ros", daemon=True)
+    thread.start()
+    return RosGraph(context, executor, nodes, thread, owns)

@@ -1,0 +1,154 @@
+"""`conceptagent ros up|send|demo|bench` and `conceptagent say`: the ROS graph from a shell, for
+pip installs where `ros2 launch` and `ros2 topic pub` are not available."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import rclpy
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.ros.bringup import NAMESPACE, GraphOptions, bring_up, init_context
+from conceptagent_ros.ros.task_client import publish_command, send_task
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _graph_options(args: argparse.Namespace) -> GraphOptions:
+    planner: dict[str, Any] = {}
+    robot: dict[str, Any] = {}
+    for key in ("planner", "llm"):
+        if getattr(args, key, None):
+            planner[key] = getattr(args, key)
+    if getattr(args, "preempt", False):
+        planner["preempt"] = True
+    if getattr(args, "scene", None):
+        robot["scene"] = args.scene
+    if getattr(args, "skill_duration", None) is not None:
+        robot["skill_duration"] = float(args.skill_duration)
+    if getattr(args, "failure_rate", None):
+        robot["failure_rates"] = list(args.failure_rate)
+    return GraphOptions(namespace=args.namespace, params_file=getattr(args, "params", None), planner=planner, robot=robot)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    if args.params and not os.path.isfile(args.params):
+        raise ConceptAgentError(f"--params {args.params}: no such file")
+    graph = bring_up(_graph_options(args))
+    ns = "/" + args.namespace.strip("/")
+    print(f"ROS graph up in namespace {ns} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
+          f"robot stand-in + planner. Try:\n"
+          f"  conceptagent say \"put the apple in the fridge\"\n"
+          f"  conceptagent ros send \"put the apple in the fridge\"\n"
+          f"Ctrl-C stops it.", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(0.2) and graph.thread.is_alive():
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        graph.shutdown()
+    return EXIT_OK
+
+
+class _ClientNode:
+    """A node of our own, spun on a thread, for the client commands."""
+
+    def __init__(self, name: str, namespace: str):
+        self.context = init_context()
+        self.node = Node(name, namespace=namespace, context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+def print_step(step: Any) -> None:
+    call = f"{step.call.skill}({', '.join(step.call.args)})" if step.call.skill else "(unusable reply)"
+    mark = ("ok " if step.success else "ERR") if step.executed else ("END" if step.call.skill == "done" else "NO ")
+    print(f"[step {step.step:>2}] {mark} {call}", flush=True)
+    if not (step.executed and step.success) and step.call.skill != "done":
+        print(f"          {step.feedback}", flush=True)
+
+
+def run_client(instruction: str, namespace: str, goal: str = "", planner: str = "", timeout: float = 600.0,
+               server_wait: float = 30.0) -> int:
+    client = _ClientNode("conceptagent_client", namespace)
+    try:
+        print(f"Sending to /{namespace.strip('/')}/execute_task: {instruction}", flush=True)
+        reply = send_task(client.node, instruction, goal=goal, planner=planner, on_step=print_step,
+                          server_wait=server_wait, timeout=timeout)
+    finally:
+        client.close()
+    if not reply.accepted or reply.result is None:
+        print("REJECTED: the planner is busy with another task", flush=True)
+        return EXIT_FAILED
+    result = reply.result
+    if result.success:
+        print(f"SUCCESS: {result.goal} holds after {result.steps} steps ({reply.seconds:.1f} s)", flush=True)
+        return EXIT_OK
+    print(f"FAILED (error {result.error_code}): {result.error_msg}", flush=True)
+    return EXIT_BAD_INPUT if result.error_code == result.INVALID_INSTRUCTION else EXIT_FAILED
+
+
+def cmd_send(args: argparse.Namespace) -> int:
+    return run_client(args.instruction, args.namespace, args.goal or "", args.planner or "", args.timeout)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The graph in a child process, the client here: a real DDS hop between two processes."""
+    from domain_coordinator import domain_id
+
+    with domain_id() as reserved:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        command = [sys.executable, "-m", "conceptagent_ros.cli", "ros", "up", "--namespace", args.namespace,
+                   "--scene", args.scene, "--planner", args.planner, "--llm", args.llm]
+        print(f"Starting the graph (ROS_DOMAIN_ID={reserved}): {' '.join(command[2:])}", flush=True)
+        graph = subprocess.Popen(command, env=env)
+        try:
+            code = run_client(args.instruction, args.namespace, timeout=args.timeout)
+        finally:
+            graph.send_signal(signal.SIGINT)
+            try:
+                graph.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                graph.kill()
+        return code
+
+
+def cmd_say(args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+    if not text.strip():
+        raise ConceptAgentError("say what the robot should do, e.g. conceptagent say \"put the apple in the fridge\"")
+    client = _ClientNode("conceptagent_say", args.namespace)
+    try:
+        receivers = publish_command(client.node, text, args.topic, wait=args.wait)
+    finally:
+        client.close()
+    where = f"/{args.namespace.strip('/')}/{args.topic}" if not args.topic.startswith("/") else args.topic
+    if receivers == 0:
+        print(f"published on {where}, but nothing subscribes to it (is the planner running?)", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"published on {where} ({receivers} subscriber{'s' if receivers != 1 else ''})")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.ros.overhead import run_overhead_benchmark
+
+    return run_overhead_benchmark(args.scene, args.instruction, args.runs, args.round_trips)

@@ -1,0 +1,234 @@
+"""The robot stand-in: the embedded household world behind the same ROS API a real robot offers, so
+the whole graph runs with no robot and no Gazebo.
+
+Actions:     skills/<skill> (conceptagent_ros/ExecuteSkill)  every skill of config/skills.yaml; feedback while it
+                                                             runs (skill_duration), cancelable
+Publishes:   scene_graph (conceptagent_ros/SceneGraph)        what the robot perceives now, at publish_rate and after
+                                                             every skill
+             robot_pose (geometry_msgs/PoseStamped)          always
+             scene_markers (visualization_msgs/MarkerArray)  boxes, labels, containment, rooms, robot
+             /tf (map -> base_link)                          where tf2_ros is installed
+Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
+             query_objects (conceptagent_ros/QueryObjects)   lexical match on ids and labels of what is in view
+             reset (std_srvs/Trigger)                        a fresh world of the same scene and seed
+Parameters:  scene (string, studio_kitchen): built-in name or scene YAML path; seed (int, 0);
+             failure_rates (string[], []): injected physical failures, e.g. ["pick=0.3"];
+             skill_duration (double, 0.0 s): how long each skill takes; publish_rate (double, 5.0 Hz);
+             frame_id (string, map); base_frame (string, base_link)
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_srvs.srv import Trigger
+from visualization_msgs.msg import MarkerArray
+
+from conceptagent_ros.action import ExecuteSkill
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.conversions.markers import scene_markers
+from conceptagent_ros.ros.conversions.scene import graph_to_msg, scene_object_to_msg
+from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
+from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.sim.world import World
+from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
+from conceptagent_ros.srv import GetSceneGraph, QueryObjects
+
+FEEDBACK_PERIOD = 0.05
+
+
+def parse_failure_rates(items: list[str], skills: list[str]) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    for item in items:
+        skill, eq, value = item.partition("=")
+        try:
+            rate = float(value) if eq else float("nan")
+        except ValueError:
+            rate = float("nan")
+        if not math.isfinite(rate) or not 0.0 <= rate <= 1.0:
+            raise ConceptAgentError(f"failure_rates entry {item!r}: use SKILL=P with P in [0, 1]")
+        if skill not in skills:
+            raise ConceptAgentError(f"failure_rates entry {item!r}: unknown skill; skills are {', '.join(skills)}")
+        rates[skill] = rate
+    return rates
+
+
+class RobotStandInNode(Node):
+    __doc__ = __doc__
+
+    def __init__(self, node_name: str = "robot", namespace: str = "", **kwargs: object):
+        super().__init__(node_name, namespace=namespace, **kwargs)
+        self.skills = load_skill_library()
+        d = ParameterDescriptor
+        seconds = [FloatingPointRange(from_value=0.0, to_value=600.0)]
+        self.declare_parameter("scene", "studio_kitchen", d(description="built-in scene name or scene YAML path"))
+        self.declare_parameter("seed", 0, d(description="seed of injected failures"))
+        self.declare_parameter("failure_rates", [""], d(description="injected physical failures, SKILL=P each"))
+        self.declare_parameter("skill_duration", 0.0, d(description="seconds each skill takes", floating_point_range=seconds))
+        self.declare_parameter("publish_rate", 5.0, d(description="scene graph and pose rate, Hz",
+                                                      floating_point_range=[FloatingPointRange(from_value=0.1, to_value=100.0)]))
+        self.declare_parameter("frame_id", "map", d(description="fixed frame"))
+        self.declare_parameter("base_frame", "base_link", d(description="robot base frame for TF"))
+        self._lock = threading.Lock()
+        self._yaw = 0.0
+        self.world = self._new_world()
+        self.frame = self.get_parameter("frame_id").value
+
+        group = ReentrantCallbackGroup()
+        self.graph_pub = self.create_publisher(SceneGraph, "scene_graph", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        self.pose_pub = self.create_publisher(PoseStamped, "robot_pose", 10)
+        self.marker_pub = self.create_publisher(MarkerArray, "scene_markers", 1)
+        self.tf = self._tf_broadcaster()
+        self.servers = [
+            ActionServer(self, ExecuteSkill, f"skills/{spec.name}",
+                         execute_callback=lambda handle, name=spec.name: self._execute(handle, name),
+                         goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                         cancel_callback=lambda _handle: CancelResponse.ACCEPT, callback_group=group)
+            for spec in self.skills.actionable()
+        ]
+        self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
+        self.create_service(QueryObjects, "query_objects", self._query, callback_group=group)
+        self.create_service(Trigger, "reset", self._reset, callback_group=group)
+        self.create_timer(1.0 / self.get_parameter("publish_rate").value, self.publish_state, callback_group=group)
+        self.get_logger().info(f"robot stand-in on scene '{self.world.scene.name}' serving "
+                               f"{len(self.servers)} skills")
+
+    def _new_world(self) -> World:
+        scene = load_scene(self.get_parameter("scene").value)
+        rates = [r for r in self.get_parameter("failure_rates").value if r]
+        failures = parse_failure_rates(rates, self.skills.names())
+        self._yaw = 0.0
+        return World(scene, seed=self.get_parameter("seed").value, failure_rates=failures, skills=self.skills)
+
+    def _tf_broadcaster(self):  # noqa: ANN202 - tf2_ros.TransformBroadcaster or None
+        try:  # not pip-installable: TF only where ROS is installed; robot_pose always
+            from tf2_ros import TransformBroadcaster
+        except ImportError:
+            self.get_logger().info("tf2_ros not installed: publishing robot_pose only, no TF")
+            return None
+        return TransformBroadcaster(self)
+
+    # -- state out -------------------------------------------------------------------------------------
+    def graph_msg(self) -> SceneGraph:
+        with self._lock:
+            observation = self.world.observe()
+            return graph_to_msg(observation, self.world.scene.rooms, self.world.scene.categories(),
+                                self.get_clock().now().to_msg(), self.frame, self._yaw)
+
+    def publish_state(self) -> None:
+        msg = self.graph_msg()
+        self.graph_pub.publish(msg)
+        pose = PoseStamped()
+        pose.header = msg.header
+        pose.pose = msg.robot.pose
+        self.pose_pub.publish(pose)
+        with self._lock:
+            observation = self.world.observe()
+            markers = scene_markers(observation.objects, self.world.scene.rooms, observation.robot,
+                                    msg.header.stamp, self.frame)
+        self.marker_pub.publish(markers)
+        if self.tf is not None:
+            from geometry_msgs.msg import TransformStamped
+
+            t = TransformStamped()
+            t.header = msg.header
+            t.child_frame_id = self.get_parameter("base_frame").value
+            p, o = msg.robot.pose.position, msg.robot.pose.orientation
+            t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = p.x, p.y, p.z
+            t.transform.rotation = o
+            self.tf.sendTransform(t)
+
+    # -- skills ----------------------------------------------------------------------------------------
+    def _execute(self, goal_handle, skill: str) -> ExecuteSkill.Result:  # noqa: ANN001 - ServerGoalHandle
+        call = call_from_msg(goal_handle.request.call)
+        if call.skill != skill:
+            outcome = SkillOutcome(call, False, f"{call} sent to the {skill} server", "invalid")
+            goal_handle.abort()
+            return outcome_to_result(outcome)
+        duration = self.get_parameter("skill_duration").value
+        started = time.monotonic()
+        while time.monotonic() - started < duration:
+            if goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+                return outcome_to_result(SkillOutcome(call, False, f"{call} canceled", "canceled"))
+            fb = ExecuteSkill.Feedback(status=f"running {call}", progress=float((time.monotonic() - started) / duration))
+            goal_handle.publish_feedback(fb)
+            time.sleep(FEEDBACK_PERIOD)
+        outcome = self._apply(call)
+        self.publish_state()
+        if outcome.success:
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+        return outcome_to_result(outcome)
+
+    def _apply(self, call: SkillCall) -> SkillOutcome:
+        with self._lock:
+            before = self.world.robot.position
+            outcome = self.world.execute(call)
+            after = self.world.robot.position
+            if math.hypot(after[0] - before[0], after[1] - before[1]) > 1e-6:
+                self._yaw = math.atan2(after[1] - before[1], after[0] - before[0])
+            return outcome
+
+    # -- services --------------------------------------------------------------------------------------
+    def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
+        response.graph = self.graph_msg()
+        return response
+
+    def _query(self, request: QueryObjects.Request, response: QueryObjects.Response) -> QueryObjects.Response:
+        text = " ".join(request.text.lower().split()).replace(" ", "_")
+        with self._lock:
+            seen = self.world.observe().objects
+        scored = []
+        for obj in seen:
+            score = 1.0 if text in (obj.id, obj.category) else 0.5 if text and (text in obj.id or text in obj.category) else 0.0
+            if score > 0:
+                scored.append((score, obj))
+        scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+        if request.max_results:
+            scored = scored[: request.max_results]
+        stamp = self.get_clock().now().to_msg()
+        response.objects = [scene_object_to_msg(obj, stamp) for _, obj in scored]
+        response.scores = [score for score, _ in scored]
+        return response
+
+    def _reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            world = self._new_world()
+        except ConceptAgentError as e:
+            response.success, response.message = False, str(e)
+            return response
+        with self._lock:
+            self.world = world
+        response.success, response.message = True, f"world reset to scene '{world.scene.name}'"
+        return response
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    try:
+        node = RobotStandInNode()
+    except ConceptAgentError as e:
+        print(f"robot_standin_node: error: {e}")
+        rclpy.try_shutdown()
+        raise SystemExit(2) from e
+    executor = MultiThreadedExecutor(num_threads=6)
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

@@ -1,0 +1,82 @@
+"""Client side of the planner's API: send an ExecuteTask goal and follow it, publish a text command.
+Used by `conceptagent ros send|demo|bench` and `conceptagent say`."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from conceptagent_ros.action import ExecuteTask
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.msg import PlanStep
+
+
+class TaskClientError(ConceptAgentError):
+    """The planner node could not be reached, or did not accept the task."""
+
+
+@dataclass
+class TaskReply:
+    accepted: bool
+    result: ExecuteTask.Result | None
+    status: int
+    steps: list[PlanStep] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _wait(future, timeout: float) -> bool:  # noqa: ANN001 - rclpy Future
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    return done.wait(timeout)
+
+
+def send_task(node: Node, instruction: str, goal: str = "", planner: str = "", max_steps: int = 0,
+              action: str = "execute_task", on_step: Callable[[PlanStep], None] | None = None,
+              server_wait: float = 10.0, timeout: float = 600.0) -> TaskReply:
+    """Send one task to a planner node spun by someone else's executor; blocks until it ends."""
+    client = ActionClient(node, ExecuteTask, action)
+    try:
+        if not client.wait_for_server(timeout_sec=server_wait):
+            raise TaskClientError(f"no planner serves {client._action_name} (waited {server_wait:.0f} s); "
+                                  "start it with `conceptagent ros up` or ros2 launch")
+        steps: list[PlanStep] = []
+
+        def feedback(msg) -> None:  # noqa: ANN001 - ExecuteTask feedback message
+            steps.append(msg.feedback.last_step)
+            if on_step is not None:
+                on_step(msg.feedback.last_step)
+
+        started = time.perf_counter()
+        sent = client.send_goal_async(ExecuteTask.Goal(instruction=instruction, goal=goal, planner=planner,
+                                                       max_steps=max_steps), feedback_callback=feedback)
+        if not _wait(sent, server_wait):
+            raise TaskClientError("the planner did not answer the goal request in time")
+        handle = sent.result()
+        if not handle.accepted:
+            return TaskReply(False, None, 0, steps, time.perf_counter() - started)
+        result_future = handle.get_result_async()
+        if not _wait(result_future, timeout):
+            handle.cancel_goal_async()
+            raise TaskClientError(f"the task did not end within {timeout:.0f} s; it was canceled")
+        response = result_future.result()
+        return TaskReply(True, response.result, response.status, steps, time.perf_counter() - started)
+    finally:
+        client.destroy()
+
+
+def publish_command(node: Node, text: str, topic: str = "command", wait: float = 3.0) -> int:
+    """Publish one text command once a subscriber is there; returns how many subscribers got it."""
+    publisher = node.create_publisher(String, topic, 10)
+    deadline = time.monotonic() + wait
+    while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    count = publisher.get_subscription_count()
+    publisher.publish(String(data=text))
+    time.sleep(0.2)  # let DDS deliver before the node goes away
+    node.destroy_publisher(publisher)
+    return count
