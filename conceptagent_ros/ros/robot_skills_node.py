@@ -1,0 +1,226 @@
+"""Skill servers for a real robot: navigation through Nav2, manipulation forwarded to your stack.
+
+navigate_to(target) drives the base, through nav2_simple_commander's BasicNavigator (on its own
+thread: ros/adapters/nav2_navigator.py), to an approach pose computed from the target's box in the
+latest scene graph (scene/geometry.py), or to a room's centre. pick / place / open / close (and
+any skill listed in forward_skills) are forwarded, goal, feedback, cancel and result, to the
+manipulation action servers named by parameters, which speak the same ExecuteSkill contract.
+
+Actions:     skills/navigate_to (conceptagent_ros/ExecuteSkill)   served here, with Nav2
+             skills/<skill> (conceptagent_ros/ExecuteSkill)       forwarded, for each of forward_skills
+Subscribes:  scene_graph (conceptagent_ros/SceneGraph)            object boxes and the robot's pose
+Clients:     forward.<skill>.action (conceptagent_ros/ExecuteSkill)
+Parameters:  scene_graph_topic (string, scene_graph), frame_id (string, map),
+             navigation.enabled (bool, true), navigation.standoff (double, 0.35 m),
+             navigation.wait_active (bool, true): wait for Nav2's lifecycle nodes, navigation.localizer (string, amcl),
+             forward_skills (string[], [pick, place, open, close]),
+             forward.<skill>.action (string, manipulation/<skill>), forward.<skill>.timeout (double, 120 s),
+             server_wait (double, 2.0 s)
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from conceptagent_ros.action import ExecuteSkill
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
+from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position
+from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
+from conceptagent_ros.scene.geometry import approach_pose
+from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
+
+POLL_SECONDS = 0.02
+Result = ExecuteSkill.Result
+
+
+def navigation_goal(call: SkillCall, graph: SceneGraph | None, standoff: float, frame: str) -> PoseStamped | str:
+    """The pose to drive to for navigate_to(target), or why there is none."""
+    if len(call.args) != 1:
+        return f"{call}: navigate_to takes one target"
+    if graph is None:
+        return f"{call}: no scene graph received yet, so {call.args[0]} cannot be located"
+    target = call.args[0]
+    robot = pose_position(graph.robot.pose)
+    goal = PoseStamped()
+    goal.header.frame_id = graph.header.frame_id or frame
+    for obj in graph.objects:
+        if obj.id == target:
+            centre = pose_position(obj.pose)
+            pose = approach_pose((centre[0], centre[1]), (obj.size.x, obj.size.y, obj.size.z), (robot[0], robot[1]),
+                                 standoff)
+            goal.pose = pose_msg((pose.x, pose.y, 0.0), pose.yaw)
+            return goal
+    for room in graph.rooms:
+        if room.id == target:
+            goal.pose = pose_msg(((room.x_min + room.x_max) / 2, (room.y_min + room.y_max) / 2, 0.0))
+            return goal
+    return f"{call}: {target} is not in the scene graph"
+
+
+class RobotSkillsNode(Node):
+    __doc__ = __doc__
+
+    def __init__(self, node_name: str = "robot_skills", namespace: str = "", navigator: NavigatorWorker | None = None,
+                 **kwargs: object):
+        super().__init__(node_name, namespace=namespace, **kwargs)
+        d = ParameterDescriptor
+        seconds = [FloatingPointRange(from_value=0.0, to_value=3600.0)]
+        self.declare_parameter("scene_graph_topic", "scene_graph", d(description="SceneGraph topic"))
+        self.declare_parameter("frame_id", "map", d(description="frame of navigation goals"))
+        self.declare_parameter("navigation.enabled", True, d(description="serve navigate_to through Nav2"))
+        self.declare_parameter("navigation.standoff", 0.35, d(description="metres between the base and the object's box"))
+        self.declare_parameter("navigation.wait_active", True, d(description="wait until Nav2 is active"))
+        self.declare_parameter("navigation.localizer", "amcl", d(description="localizer node Nav2 waits for"))
+        self.declare_parameter("forward_skills", ["pick", "place", "open", "close"],
+                               d(description="skills forwarded to manipulation action servers"))
+        self.declare_parameter("server_wait", 2.0, d(description="seconds to wait for a forwarded server",
+                                                     floating_point_range=seconds))
+        group = ReentrantCallbackGroup()
+        self._graph: SceneGraph | None = None
+        self.create_subscription(SceneGraph, self.get_parameter("scene_graph_topic").value, self._on_graph,
+                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE), callback_group=group)
+        self.servers: list[ActionServer] = []
+        self.navigator = navigator
+        if self.get_parameter("navigation.enabled").value:
+            if self.navigator is None:
+                self.navigator = NavigatorWorker(namespace=self.get_namespace().strip("/"),
+                                                 wait_active=self.get_parameter("navigation.wait_active").value,
+                                                 localizer=self.get_parameter("navigation.localizer").value)
+            self.servers.append(self._server("navigate_to", self._navigate, group))
+        self.forward: dict[str, tuple[ActionClient, float]] = {}
+        for skill in self.get_parameter("forward_skills").value:
+            action = self.declare_parameter(f"forward.{skill}.action", f"manipulation/{skill}",
+                                            d(description=f"manipulation server for {skill}")).value
+            timeout = self.declare_parameter(f"forward.{skill}.timeout", 120.0,
+                                             d(description=f"seconds {skill} may take", floating_point_range=seconds)).value
+            self.forward[skill] = (ActionClient(self, ExecuteSkill, action, callback_group=group), timeout)
+            self.servers.append(self._server(skill, lambda handle, s=skill: self._forward(handle, s), group))
+        served = ["navigate_to"] * bool(self.navigator) + list(self.forward)
+        self.get_logger().info(f"robot skills: {', '.join(served)}")
+
+    def _server(self, skill: str, execute, group) -> ActionServer:  # noqa: ANN001
+        return ActionServer(self, ExecuteSkill, f"skills/{skill}", execute_callback=execute,
+                            goal_callback=lambda _g: GoalResponse.ACCEPT,
+                            cancel_callback=lambda _h: CancelResponse.ACCEPT, callback_group=group)
+
+    def _on_graph(self, msg: SceneGraph) -> None:
+        self._graph = msg
+
+    @staticmethod
+    def _end(goal_handle, outcome: SkillOutcome) -> ExecuteSkill.Result:  # noqa: ANN001
+        if outcome.success:
+            goal_handle.succeed()
+        elif outcome.failure == "canceled" and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+        return outcome_to_result(outcome)
+
+    # -- navigation -----------------------------------------------------------------------------------
+    def _navigate(self, goal_handle) -> ExecuteSkill.Result:  # noqa: ANN001
+        call = call_from_msg(goal_handle.request.call)
+        goal = navigation_goal(call, self._graph, self.get_parameter("navigation.standoff").value,
+                               self.get_parameter("frame_id").value)
+        if isinstance(goal, str):
+            return self._end(goal_handle, SkillOutcome(call, False, goal, "unknown_object"))
+        goal.header.stamp = self.get_clock().now().to_msg()
+        cancel = threading.Event()
+        watcher = threading.Thread(target=self._watch_cancel, args=(goal_handle, cancel), daemon=True)
+        watcher.start()
+
+        def feedback(distance: float) -> None:
+            goal_handle.publish_feedback(ExecuteSkill.Feedback(status=f"{distance:.2f} m to go", progress=0.0))
+
+        try:
+            assert self.navigator is not None
+            result = self.navigator.navigate(goal, cancel, feedback)
+        except NavigatorUnavailable as e:
+            return self._end(goal_handle, SkillOutcome(call, False, str(e), "unavailable"))
+        finally:
+            cancel.set()
+        if result.success:
+            return self._end(goal_handle, SkillOutcome(call, True, f"{call} succeeded: {result.message}"))
+        failure = "canceled" if result.canceled else "navigation"
+        return self._end(goal_handle, SkillOutcome(call, False, f"{call} failed: {result.message}", failure))
+
+    @staticmethod
+    def _watch_cancel(goal_handle, cancel: threading.Event) -> None:  # noqa: ANN001
+        while not cancel.wait(POLL_SECONDS):
+            if goal_handle.is_cancel_requested:
+                cancel.set()
+
+    # -- forwarding -----------------------------------------------------------------------------------
+    def _forward(self, goal_handle, skill: str) -> ExecuteSkill.Result:  # noqa: ANN001
+        call = call_from_msg(goal_handle.request.call)
+        client, timeout = self.forward[skill]
+        if not client.wait_for_server(timeout_sec=self.get_parameter("server_wait").value):
+            return self._end(goal_handle, SkillOutcome(
+                call, False, f"{call} not executed: the manipulation server {client._action_name} is not running",
+                "unavailable"))
+        sent = client.send_goal_async(ExecuteSkill.Goal(call=goal_handle.request.call),
+                                      feedback_callback=lambda m: goal_handle.publish_feedback(m.feedback))
+        handle = self._wait(sent, self.get_parameter("server_wait").value, goal_handle)
+        if handle is None or not handle.accepted:
+            return self._end(goal_handle, SkillOutcome(call, False, f"{call}: {client._action_name} refused the goal",
+                                                       "unavailable"))
+        result_future = handle.get_result_async()
+        response = self._wait(result_future, timeout, goal_handle)
+        if response is None:
+            handle.cancel_goal_async()
+            self._wait(result_future, 1.0, None)
+            canceled = goal_handle.is_cancel_requested
+            text = f"{call} canceled" if canceled else f"{call} did not finish within {timeout:.0f} s and was canceled"
+            return self._end(goal_handle, SkillOutcome(call, False, text, "canceled" if canceled else "timeout"))
+        result = response.result
+        if result.success:
+            goal_handle.succeed()
+        elif goal_handle.is_cancel_requested and result.error_code == Result.CANCELED:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+        return result
+
+    @staticmethod
+    def _wait(future, timeout: float, goal_handle):  # noqa: ANN001, ANN205
+        """The future's result, or None on timeout or when our own goal is canceled."""
+        deadline = time.monotonic() + timeout
+        while not future.done():
+            if time.monotonic() > deadline or (goal_handle is not None and goal_handle.is_cancel_requested):
+                return None
+            time.sleep(POLL_SECONDS)
+        return future.result()
+
+    def destroy_node(self) -> None:
+        if self.navigator is not None:
+            self.navigator.shutdown()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    try:
+        node = RobotSkillsNode()
+    except ConceptAgentError as e:
+        print(f"robot_skills_node: error: {e}")
+        rclpy.try_shutdown()
+        raise SystemExit(2) from e
+    executor = MultiThreadedExecutor(num_threads=6)
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

@@ -1,0 +1,198 @@
+"""Real-robot skill adapters under real rclpy: navigate_to through a stand-in of
+nav2_simple_commander (same API as BasicNavigator), manipulation forwarded to stand-in
+ExecuteSkill servers over DDS."""
+from __future__ import annotations
+
+import enum
+import math
+import sys
+import threading
+import time
+import types
+
+import pytest
+from ros_helpers import require_ros, wait_future, wait_until
+
+require_ros()
+
+from rclpy.action import ActionClient, ActionServer, CancelResponse  # noqa: E402
+from rclpy.callback_groups import ReentrantCallbackGroup  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+
+from conceptagent_ros.action import ExecuteSkill  # noqa: E402
+from conceptagent_ros.msg import SceneGraph, SceneObject, SkillCall  # noqa: E402
+from conceptagent_ros.msg import Room as RoomMsg  # noqa: E402
+
+
+class TaskResult(enum.Enum):
+    UNKNOWN = 0
+    SUCCEEDED = 1
+    CANCELED = 2
+    FAILED = 3
+
+
+class FakeNavigator:
+    """BasicNavigator's API as the adapter uses it; finishes after a few polls unless told to hang."""
+
+    goals: list = []
+    hang = False
+
+    def __init__(self, node_name="basic_navigator", namespace=""):
+        self.polls = 0
+        self.result = TaskResult.UNKNOWN
+        self.canceled = False
+
+    def waitUntilNav2Active(self, navigator="bt_navigator", localizer="amcl"):
+        return None
+
+    def goToPose(self, pose, behavior_tree=""):
+        FakeNavigator.goals.append(pose)
+        self.polls, self.canceled = 0, False
+        return True
+
+    def isTaskComplete(self):
+        self.polls += 1
+        if self.canceled:
+            self.result = TaskResult.CANCELED
+            return True
+        if not FakeNavigator.hang and self.polls > 3:
+            self.result = TaskResult.SUCCEEDED
+            return True
+        return False
+
+    def getFeedback(self):
+        return types.SimpleNamespace(distance_remaining=1.0 / self.polls)
+
+    def cancelTask(self):
+        self.canceled = True
+
+    def getResult(self):
+        return self.result
+
+    def destroy_node(self):
+        pass
+
+
+@pytest.fixture
+def fake_nav2(monkeypatch):
+    package = types.ModuleType("nav2_simple_commander")
+    module = types.ModuleType("nav2_simple_commander.robot_navigator")
+    module.BasicNavigator, module.TaskResult = FakeNavigator, TaskResult
+    package.robot_navigator = module
+    monkeypatch.setitem(sys.modules, "nav2_simple_commander", package)
+    monkeypatch.setitem(sys.modules, "nav2_simple_commander.robot_navigator", module)
+    FakeNavigator.goals, FakeNavigator.hang = [], False
+    return FakeNavigator
+
+
+@pytest.fixture
+def rig(ros_context, fake_nav2):
+    """RobotSkillsNode + a test node holding a stand-in pick server, a scene graph publisher and clients."""
+    from conceptagent_ros.ros.robot_skills_node import RobotSkillsNode
+
+    skills = RobotSkillsNode(namespace="r", context=ros_context)
+    test = Node("adapter_test", namespace="r", context=ros_context)
+    group = ReentrantCallbackGroup()
+
+    def pick(goal_handle):
+        args = list(goal_handle.request.call.args)
+        result = ExecuteSkill.Result()
+        if args == ["apple_1"]:
+            goal_handle.publish_feedback(ExecuteSkill.Feedback(status="closing gripper", progress=0.5))
+            result.success = True
+            goal_handle.succeed()
+        else:
+            result.error_code, result.error_msg = ExecuteSkill.Result.PHYSICAL_FAILURE, f"grasp of {args} slipped"
+            goal_handle.abort()
+        return result
+
+    server = ActionServer(test, ExecuteSkill, "manipulation/pick", pick, callback_group=group,
+                          cancel_callback=lambda _h: CancelResponse.ACCEPT)
+    graph_pub = test.create_publisher(SceneGraph, "scene_graph", 1)
+    executor = MultiThreadedExecutor(num_threads=6, context=ros_context)
+    executor.add_node(skills)
+    executor.add_node(test)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+
+    def call(skill: str, *args: str, cancel_after: float | None = None):
+        client = ActionClient(test, ExecuteSkill, f"skills/{skill}")
+        assert client.wait_for_server(timeout_sec=5.0)
+        feedback = []
+        handle = wait_future(client.send_goal_async(ExecuteSkill.Goal(call=SkillCall(skill=skill, args=list(args))),
+                                                    feedback_callback=lambda m: feedback.append(m.feedback)))
+        if cancel_after is not None:
+            time.sleep(cancel_after)
+            wait_future(handle.cancel_goal_async())
+        response = wait_future(handle.get_result_async(), 10.0)
+        return response.result, feedback
+
+    graph = SceneGraph()
+    graph.header.frame_id = "map"
+    fridge = SceneObject(id="fridge_1", label="fridge")
+    fridge.pose.position.x, fridge.pose.orientation.w = 3.0, 1.0
+    fridge.size.x, fridge.size.y, fridge.size.z = 0.8, 0.6, 0.9
+    graph.objects = [fridge]
+    graph.rooms = [RoomMsg(id="kitchen_1", category="kitchen", x_min=0.0, y_min=0.0, x_max=4.0, y_max=2.0)]
+    graph.robot.pose.orientation.w = 1.0
+    graph_pub.publish(graph)
+    wait_until(lambda: skills._graph is not None, 5.0, "scene graph received")
+    yield types.SimpleNamespace(call=call, skills=skills)
+    executor.shutdown(timeout_sec=1.0)
+    server.destroy()
+    test.destroy_node()
+    skills.destroy_node()
+
+
+def test_navigate_to_drives_to_the_approach_pose(rig, fake_nav2):
+    result, feedback = rig.call("navigate_to", "fridge_1")
+    assert result.success, result.error_msg
+    pose = fake_nav2.goals[-1].pose
+    # fridge at x=3 with a 0.8 x 0.6 box: half diagonal 0.5 m + 0.35 m standoff, approached from the robot (x=0)
+    assert pose.position.x == pytest.approx(2.15) and pose.position.y == pytest.approx(0.0)
+    yaw = math.atan2(2 * pose.orientation.w * pose.orientation.z, 1 - 2 * pose.orientation.z ** 2)
+    assert yaw == pytest.approx(0.0, abs=1e-9)  # facing the fridge
+    assert fake_nav2.goals[-1].header.frame_id == "map"
+    assert feedback and "m to go" in feedback[0].status
+
+
+def test_navigate_to_a_room_and_to_an_unknown_object(rig, fake_nav2):
+    result, _ = rig.call("navigate_to", "kitchen_1")
+    assert result.success
+    assert (fake_nav2.goals[-1].pose.position.x, fake_nav2.goals[-1].pose.position.y) == (2.0, 1.0)
+    result, _ = rig.call("navigate_to", "unicorn_1")
+    assert not result.success and result.error_code == ExecuteSkill.Result.UNKNOWN_OBJECT
+    assert "unicorn_1" in result.error_msg
+
+
+def test_navigation_cancel_reaches_nav2(rig, fake_nav2):
+    fake_nav2.hang = True
+    started = time.monotonic()
+    result, _ = rig.call("navigate_to", "fridge_1", cancel_after=0.3)
+    assert time.monotonic() - started < 2.0
+    assert not result.success and result.error_code == ExecuteSkill.Result.CANCELED
+
+
+def test_manipulation_is_forwarded_with_feedback_and_error_codes(rig):
+    ok, feedback = rig.call("pick", "apple_1")
+    assert ok.success and feedback and feedback[0].status == "closing gripper"
+    failed, _ = rig.call("pick", "plate_1")
+    assert not failed.success and failed.error_code == ExecuteSkill.Result.PHYSICAL_FAILURE
+    assert "slipped" in failed.error_msg
+
+
+def test_absent_manipulation_server_is_reported(rig):
+    result, _ = rig.call("place", "apple_1", "fridge_1")
+    assert not result.success and result.error_code == ExecuteSkill.Result.SERVER_UNAVAILABLE
+    assert "manipulation/place" in result.error_msg
+
+
+def test_navigation_without_nav2_installed_fails_cleanly(ros_context, monkeypatch):
+    from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
+
+    monkeypatch.setitem(sys.modules, "nav2_simple_commander", None)  # import fails as on a pip install
+    worker = NavigatorWorker(wait_active=False)
+    with pytest.raises(NavigatorUnavailable, match="nav2_simple_commander"):
+        worker.navigate(None, threading.Event(), ready_timeout=5.0)
+    worker.shutdown()
