@@ -225,3 +225,25 @@ def test_verify_action_and_reset_services(graph):
     reset = client.call(Trigger, f"{NS}/reset", Trigger.Request())
     assert reset.success
     assert not g.nodes["robot"].world.scene.objects["fridge_1"].state.get("open")
+
+
+def test_params_file_configures_the_graph(tmp_path):
+    """`conceptagent ros up --params FILE`: the shipped params file, with a scene swapped in."""
+    import yaml
+    from domain_coordinator import domain_id
+
+    from conceptagent_ros.paths import config_dir
+
+    params = yaml.safe_load((config_dir() / "ros" / "embedded.yaml").read_text())
+    params["/conceptagent/robot"]["ros__parameters"].update(scene="apartment", skill_duration=0.0)
+    params["/conceptagent/planner"]["ros__parameters"]["max_steps"] = 33
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    with domain_id() as reserved:
+        g = bring_up(GraphOptions(params_file=str(path)), domain_id=reserved)
+        try:
+            assert g.nodes["robot"].world.scene.name == "apartment"
+            assert g.nodes["planner"].get_parameter("max_steps").value == 33
+            assert g.nodes["planner"].get_parameter("planner").value == "react"
+        finally:
+            g.shutdown()

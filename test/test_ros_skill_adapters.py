@@ -21,8 +21,8 @@ from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
 from conceptagent_ros.action import ExecuteSkill  # noqa: E402
-from conceptagent_ros.msg import SceneGraph, SceneObject, SkillCall  # noqa: E402
 from conceptagent_ros.msg import Room as RoomMsg  # noqa: E402
+from conceptagent_ros.msg import SceneGraph, SceneObject, SkillCall  # noqa: E402
 
 
 class TaskResult(enum.Enum):

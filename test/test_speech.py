@@ -68,11 +68,11 @@ def test_missing_model_is_a_clear_error(tmp_path):
 
 
 def test_speech_node_publishes_transcripts(ros_context, whisper_dir, tmp_path):
-    from ros_helpers import wait_until
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.lifecycle import TransitionCallbackReturn
     from rclpy.node import Node
     from rclpy.parameter import Parameter
+    from ros_helpers import wait_until
     from std_msgs.msg import Int16MultiArray, String
 
     from conceptagent_ros.ros.speech_node import SpeechNode

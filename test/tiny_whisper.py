@@ -16,8 +16,13 @@ SPECIALS = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|transcribe|>"
 def build_tiny_whisper(folder: Path, sentence: str = "open the fridge") -> Path:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import (WhisperConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration,
-                              WhisperProcessor, WhisperTokenizerFast)
+    from transformers import (
+        WhisperConfig,
+        WhisperFeatureExtractor,
+        WhisperForConditionalGeneration,
+        WhisperProcessor,
+        WhisperTokenizerFast,
+    )
 
     words = sentence.split()
     pieces = [words[0]] + ["Ġ" + w for w in words[1:]]

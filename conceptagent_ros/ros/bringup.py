@@ -32,7 +32,7 @@ class GraphOptions:
     robot: Mapping[str, Any] = field(default_factory=dict)  # of the robot stand-in
     with_robot: bool = True
     with_planner: bool = True
-    threads: int = 8
+    threads: int = 4
 
 
 def overrides(values: Mapping[str, Any]) -> list[Parameter]:
@@ -42,18 +42,23 @@ def overrides(values: Mapping[str, Any]) -> list[Parameter]:
 @dataclass
 class RosGraph:
     context: Context
-    executor: MultiThreadedExecutor
+    executors: list[MultiThreadedExecutor]
     nodes: dict[str, Node]
-    thread: threading.Thread
+    threads: list[threading.Thread]
     owns_context: bool
 
+    def alive(self) -> bool:
+        return all(t.is_alive() for t in self.threads)
+
     def shutdown(self) -> None:
-        self.executor.shutdown(timeout_sec=2.0)
+        for executor in self.executors:
+            executor.shutdown(timeout_sec=2.0)
         for node in self.nodes.values():
             node.destroy_node()
         if self.owns_context:
             rclpy.try_shutdown(context=self.context)
-        self.thread.join(timeout=5.0)
+        for thread in self.threads:
+            thread.join(timeout=5.0)
 
 
 def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:
@@ -85,9 +90,14 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
         if owns:
             rclpy.try_shutdown(context=context)
         raise
-    executor = MultiThreadedExecutor(num_threads=options.threads, context=context)
-    for node in nodes.values():
+    # One executor per node: rclpy's executors rebuild their wait set from every entity of their
+    # nodes on each wake-up, so two small executors answer faster than one large one.
+    executors, threads = [], []
+    for name, node in nodes.items():
+        executor = MultiThreadedExecutor(num_threads=options.threads, context=context)
         executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, name="conceptagent-ros", daemon=True)
-    thread.start()
-    return RosGraph(context, executor, nodes, thread, owns)
+        thread = threading.Thread(target=executor.spin, name=f"conceptagent-{name}", daemon=True)
+        thread.start()
+        executors.append(executor)
+        threads.append(thread)
+    return RosGraph(context, executors, nodes, threads, owns)

@@ -15,7 +15,7 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from conceptagent_ros.errors import ConceptAgentError
-from conceptagent_ros.ros.bringup import NAMESPACE, GraphOptions, bring_up, init_context
+from conceptagent_ros.ros.bringup import GraphOptions, bring_up, init_context
 from conceptagent_ros.ros.task_client import publish_command, send_task
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -51,7 +51,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        while not stop.wait(0.2) and graph.thread.is_alive():
+        while not stop.wait(0.2) and graph.alive():
             pass
     except KeyboardInterrupt:
         pass

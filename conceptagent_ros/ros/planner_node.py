@@ -40,11 +40,11 @@ from conceptagent_ros.action import ExecuteTask
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep, TaskStatus
 from conceptagent_ros.planning.agent import StepReport
-from conceptagent_ros.planning.task import TaskMap, TaskOutcome, TaskRequest, prepare_task, run_task
 from conceptagent_ros.planning.pddl.domain import cached_domain
+from conceptagent_ros.planning.task import TaskMap, TaskOutcome, TaskRequest, prepare_task, run_task
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.ros.conversions.markers import plan_markers
-from conceptagent_ros.ros.conversions.plan import step_to_msg, status_msg
+from conceptagent_ros.ros.conversions.plan import status_msg, step_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg
 from conceptagent_ros.ros.robot_client import EXECUTE_SKILL_TYPE, RobotLinkConfig, RosRobot, SkillEndpoint
 from conceptagent_ros.scene.graph import SceneGraph
@@ -79,14 +79,16 @@ class PlannerNode(Node):
         p("llm", "offline", describe("llm", "offline | simulated[:RATE] | openai:MODEL | hf:PATH (grounded-decoding)"))
         p("planner", "react", describe("planner", "react | base | mcts | llm-planner | tree-planner | grounded-decoding, "
                                                   "with options as NAME:key=value,..."))
-        p("max_steps", 40, describe("max_steps", "decisions per task", integer_range=[IntegerRange(from_value=1, to_value=10000)]))
+        steps = [IntegerRange(from_value=1, to_value=10000)]
+        p("max_steps", 40, describe("max_steps", "decisions per task", integer_range=steps))
         p("seed", 0, describe("seed", "seed of the planner's and simulated model's randomness"))
         p("preempt", False, describe("preempt", "a new task while one runs replaces it (true) or is rejected (false)"))
         p("observation_source", "service", describe("observation_source", "service (get_scene_graph) or topic (scene_graph)"))
         p("scene_graph_service", "get_scene_graph", describe("scene_graph_service", "GetSceneGraph service name"))
         p("scene_graph_topic", "scene_graph", describe("scene_graph_topic", "SceneGraph topic name"))
         seconds = [FloatingPointRange(from_value=0.0, to_value=3600.0)]
-        p("skill_server_wait", 2.0, describe("skill_server_wait", "seconds to wait for a skill server", floating_point_range=seconds))
+        p("skill_server_wait", 2.0, describe("skill_server_wait", "seconds to wait for a skill server",
+                                             floating_point_range=seconds))
         p("skill_timeout", 120.0, describe("skill_timeout", "seconds a skill may run before it is canceled",
                                            floating_point_range=seconds))
         p("graph_timeout", 5.0, describe("graph_timeout", "seconds to wait for a scene graph", floating_point_range=seconds))

@@ -78,8 +78,10 @@ class RosRobot:
         self.node = node
         self.config = config
         self.endpoints = dict(endpoints)
-        self.clients = {name: ActionClient(node, ACTION_TYPES[e.type], e.action, callback_group=group)
-                        for name, e in self.endpoints.items()}
+        # Created on a skill's first use: every client adds entities that rclpy's executor walks on
+        # each wake-up, and a task uses few of the skills.
+        self.group = group
+        self.clients: dict[str, ActionClient] = {}
         self.cancel = threading.Event()
         self.last_robot: RobotState | None = None  # as last observed, for markers
         self._latest: tuple[float, SceneGraph] | None = None
@@ -142,7 +144,10 @@ class RosRobot:
         if endpoint is None:
             return SkillOutcome(call, False, f"{call} not executed: no action server is configured for skill "
                                              f"'{call.skill}'", "unavailable")
-        client = self.clients[call.skill]
+        client = self.clients.get(call.skill)
+        if client is None:
+            client = self.clients[call.skill] = ActionClient(self.node, ACTION_TYPES[endpoint.type], endpoint.action,
+                                                             callback_group=self.group)
         if not client.wait_for_server(timeout_sec=self.config.server_wait):
             return SkillOutcome(call, False, f"{call} not executed: the skill server {endpoint.action} is not "
                                              f"running (waited {self.config.server_wait:.1f} s)", "unavailable")

@@ -85,7 +85,8 @@ class RobotStandInNode(Node):
         self.frame = self.get_parameter("frame_id").value
 
         group = ReentrantCallbackGroup()
-        self.graph_pub = self.create_publisher(SceneGraph, "scene_graph", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
+        reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        self.graph_pub = self.create_publisher(SceneGraph, "scene_graph", reliable)
         self.pose_pub = self.create_publisher(PoseStamped, "robot_pose", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "scene_markers", 1)
         self.tf = self._tf_broadcaster()

@@ -1,0 +1,49 @@
+"""ConceptAgent on a real robot (or a Gazebo robot that runs Nav2): planner, Nav2-backed navigation
+and forwarded manipulation skills, spoken commands, rviz. The scene graph comes from the perception
+node (its get_scene_graph service and scene_graph topic in the same namespace).
+
+    ros2 launch conceptagent_ros conceptagent.launch.py params_file:=/path/my_robot.yaml llm:=openai:MODEL
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from launch import LaunchDescription
+
+PACKAGE = "conceptagent_ros"
+
+
+def launch_arguments(share: str) -> list:
+    return [
+        DeclareLaunchArgument("namespace", default_value="conceptagent", description="namespace of every node"),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="use /clock time (true in Gazebo)"),
+        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "ros", "robot.yaml"),
+                              description="ROS parameters of the planner, skill adapters and speech node"),
+        DeclareLaunchArgument("llm", default_value="offline",
+                              description="offline | simulated[:RATE] | openai:MODEL (OPENAI_BASE_URL from the environment)"),
+        DeclareLaunchArgument("planner", default_value="react",
+                              description="react | base | mcts | llm-planner | tree-planner | grounded-decoding"),
+        DeclareLaunchArgument("speech", default_value="false", description="start the Whisper speech node"),
+        DeclareLaunchArgument("rviz", default_value="true", description="start rviz2 with the ConceptAgent view"),
+    ]
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory(PACKAGE)
+    ns, sim_time = LaunchConfiguration("namespace"), LaunchConfiguration("use_sim_time")
+    params = LaunchConfiguration("params_file")
+    planner = Node(package=PACKAGE, executable="planner_node", name="planner", namespace=ns, output="screen",
+                   parameters=[params, {"llm": LaunchConfiguration("llm"), "planner": LaunchConfiguration("planner"),
+                                        "use_sim_time": sim_time}])
+    skills = Node(package=PACKAGE, executable="robot_skills_node", name="robot_skills", namespace=ns, output="screen",
+                  parameters=[params, {"use_sim_time": sim_time}])
+    speech = Node(package=PACKAGE, executable="speech_node", name="speech", namespace=ns, output="screen",
+                  parameters=[params, {"use_sim_time": sim_time}], condition=IfCondition(LaunchConfiguration("speech")))
+    rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
+                arguments=["-d", os.path.join(share, "rviz", "conceptagent.rviz")],
+                condition=IfCondition(LaunchConfiguration("rviz")))
+    return LaunchDescription([*launch_arguments(share), planner, skills, speech, rviz])
