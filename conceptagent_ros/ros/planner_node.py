@@ -26,11 +26,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -47,6 +45,7 @@ from conceptagent_ros.ros.conversions.markers import plan_markers
 from conceptagent_ros.ros.conversions.plan import status_msg, step_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg
 from conceptagent_ros.ros.robot_client import EXECUTE_SKILL_TYPE, RobotLinkConfig, RosRobot, SkillEndpoint
+from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.symbolic import load_predicates
 from conceptagent_ros.skills.contract import load_skill_library
@@ -310,14 +309,4 @@ class PlannerNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = PlannerNode()
-    executor = MultiThreadedExecutor(num_threads=8)
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(PlannerNode, threads=8, args=args)

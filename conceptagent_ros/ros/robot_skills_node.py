@@ -22,21 +22,19 @@ from __future__ import annotations
 import threading
 import time
 
-import rclpy
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from conceptagent_ros.action import ExecuteSkill
-from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
 from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
+from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.geometry import approach_pose
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
@@ -208,19 +206,4 @@ class RobotSkillsNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    try:
-        node = RobotSkillsNode()
-    except ConceptAgentError as e:
-        print(f"robot_skills_node: error: {e}")
-        rclpy.try_shutdown()
-        raise SystemExit(2) from e
-    executor = MultiThreadedExecutor(num_threads=6)
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(RobotSkillsNode, threads=6, args=args)

@@ -22,12 +22,10 @@ import math
 import threading
 import time
 
-import rclpy
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
@@ -39,6 +37,7 @@ from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.ros.conversions.markers import scene_markers
 from conceptagent_ros.ros.conversions.scene import graph_to_msg, scene_object_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
+from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
@@ -217,19 +216,4 @@ class RobotStandInNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    try:
-        node = RobotStandInNode()
-    except ConceptAgentError as e:
-        print(f"robot_standin_node: error: {e}")
-        rclpy.try_shutdown()
-        raise SystemExit(2) from e
-    executor = MultiThreadedExecutor(num_threads=6)
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(RobotStandInNode, threads=6, args=args)

@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from std_msgs.msg import Float32MultiArray, Int16MultiArray, String
 
+from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.speech.asr import SpeechError, Transcriber, WhisperTranscriber, read_wav
 
 
@@ -93,19 +92,12 @@ class SpeechNode(LifecycleNode):
         self.command_pub.publish(String(data=text))
 
 
+def autostart(node: SpeechNode) -> None:
+    if node.get_parameter("autostart").value:
+        if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+            raise SystemExit(2)  # the reason is in the log: on_configure says what failed to load
+        node.trigger_activate()
+
+
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = SpeechNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        if node.get_parameter("autostart").value:
-            if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
-                raise SystemExit(2)
-            node.trigger_activate()
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(SpeechNode, threads=2, args=args, before_spin=autostart)
