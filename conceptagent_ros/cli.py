@@ -173,6 +173,9 @@ def add_ros_parsers(sub: Any) -> None:
     up.add_argument("--preempt", action="store_true", help="a new task replaces the running one")
     up.add_argument("--skill-duration", type=float, help="seconds each simulated skill takes")
     up.add_argument("--failure-rate", action="append", metavar="SKILL=P")
+    up.add_argument("--nodes", default="robot,planner",
+                    help="which nodes this process runs: robot, planner or robot,planner (one process per node "
+                         "is how ros2 launch runs them)")
     up.set_defaults(func=lambda a: _ros("cmd_up", a))
 
     send = ros_sub.add_parser("send", help="send one task through the ExecuteTask action and follow it")

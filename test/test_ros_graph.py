@@ -207,8 +207,8 @@ def test_absent_skill_server_is_reported_after_its_timeout(graph):
     assert unavailable and "no_such_robot/pick" in unavailable[0].feedback
 
 
-def test_observations_from_the_scene_graph_topic(graph):
-    g, client = graph(planner={"observation_source": "topic"})
+def test_observations_from_the_scene_graph_service(graph):
+    g, client = graph(planner={"observation_source": "service"})
     response, _ = client.run("put the apple in the fridge")
     assert response.result.success and apple_in_fridge(g)
 

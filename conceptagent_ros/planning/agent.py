@@ -60,6 +60,8 @@ class EpisodeStats:
     stop_reason: str = ""
     wall_seconds: float = 0.0
     llm_seconds: float = 0.0
+    planning_seconds: float = 0.0  # inside the proposer (LLM calls included)
+    acting_seconds: float = 0.0  # everything else: verifying, executing, observing, reporting
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -120,6 +122,7 @@ class Agent:
         else:
             self.stats.stop_reason = f"step budget of {self.config.max_steps} used up"
         self.stats.wall_seconds = time.perf_counter() - start
+        self.stats.acting_seconds = self.stats.wall_seconds - self.stats.planning_seconds
         return self.stats
 
     def _canceled(self) -> None:
@@ -133,7 +136,9 @@ class Agent:
             graph=self.graph, skills=self.skills,
             history=tuple(self.history[-self.config.history_window:]), step=step,
         )
+        started = time.perf_counter()
         proposal = self.proposer.propose(context)
+        self.stats.planning_seconds += time.perf_counter() - started
         self.stats.llm_seconds += proposal.llm_seconds
         call = proposal.call
         if call is None:

@@ -14,12 +14,13 @@ from typing import Any
 
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
+from conceptagent_ros.ros.spin import make_executor
 
 NAMESPACE = "conceptagent"
 
@@ -42,7 +43,7 @@ def overrides(values: Mapping[str, Any]) -> list[Parameter]:
 @dataclass
 class RosGraph:
     context: Context
-    executors: list[MultiThreadedExecutor]
+    executors: list[Executor]
     nodes: dict[str, Node]
     threads: list[threading.Thread]
     owns_context: bool
@@ -94,7 +95,8 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
     # nodes on each wake-up, so two small executors answer faster than one large one.
     executors, threads = [], []
     for name, node in nodes.items():
-        executor = MultiThreadedExecutor(num_threads=options.threads, context=context)
+        # The stand-in never blocks in a callback (ros/robot_standin_node.py): single-threaded.
+        executor = make_executor(1 if name == "robot" else options.threads, context)
         executor.add_node(node)
         thread = threading.Thread(target=executor.spin, name=f"conceptagent-{name}", daemon=True)
         thread.start()

@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 import rclpy
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from conceptagent_ros.errors import ConceptAgentError
@@ -35,7 +35,12 @@ def _graph_options(args: argparse.Namespace) -> GraphOptions:
         robot["skill_duration"] = float(args.skill_duration)
     if getattr(args, "failure_rate", None):
         robot["failure_rates"] = list(args.failure_rate)
-    return GraphOptions(namespace=args.namespace, params_file=getattr(args, "params", None), planner=planner, robot=robot)
+    nodes = set((getattr(args, "nodes", None) or "robot,planner").split(","))
+    unknown = nodes - {"robot", "planner"}
+    if unknown or not nodes:
+        raise ConceptAgentError(f"--nodes takes robot, planner or both (comma-separated); got {getattr(args, 'nodes', '')!r}")
+    return GraphOptions(namespace=args.namespace, params_file=getattr(args, "params", None), planner=planner, robot=robot,
+                        with_robot="robot" in nodes, with_planner="planner" in nodes)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -43,8 +48,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         raise ConceptAgentError(f"--params {args.params}: no such file")
     graph = bring_up(_graph_options(args))
     ns = "/" + args.namespace.strip("/")
+    names = " + ".join({"robot": "robot stand-in", "planner": "planner"}[n] for n in graph.nodes)
     print(f"ROS graph up in namespace {ns} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
-          f"robot stand-in + planner. Try:\n"
+          f"{names}. Try:\n"
           f"  conceptagent say \"put the apple in the fridge\"\n"
           f"  conceptagent ros send \"put the apple in the fridge\"\n"
           f"Ctrl-C stops it.", flush=True)
@@ -66,7 +72,7 @@ class _ClientNode:
     def __init__(self, name: str, namespace: str):
         self.context = init_context()
         self.node = Node(name, namespace=namespace, context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)  # the commands block outside callbacks
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()

@@ -1,33 +1,52 @@
 """What ROS costs: the same task embedded and through the ROS graph, and one skill over DDS.
 
 `conceptagent ros bench` runs the task with the offline planner (1) in one process on the embedded
-world and (2) through the graph -- an ExecuteTask goal from a client node, the planner observing
-through the GetSceneGraph service and acting through ExecuteSkill actions on the robot stand-in --
-and prints per-step and total times and their ratio. Then it times ExecuteSkill round trips
-(goal sent -> result received) to the stand-in, median and p99. Exit 1 when ROS adds more than
-10 ms per step at the median.
+world and (2) through the graph as ros2 launch runs it, one process per node: the robot stand-in
+and the planner in child processes, an ExecuteTask goal sent from this one. The planner observes
+through the scene graph topic and acts through ExecuteSkill actions. It prints per-step and total
+times and their ratio, then ExecuteSkill and GetSceneGraph round trips from this process to the
+stand-in, median and p99.
+
+What ROS adds to a step is measured on the agent's acting time: everything outside the proposer
+(verifying, executing the skill, observing, publishing steps and feedback), which both runs report
+(EpisodeStats, ExecuteTask.Result). The planning time between them is the offline planner's Fast
+Downward subprocess, the same work on both sides; on a 2-core machine shared with three ROS
+processes its jitter (tens of ms per step) would otherwise drown the few ms being measured. The
+end-to-end totals are printed beside it. Exit 1 when ROS adds more than 10 ms per step at the median.
 """
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
+from dataclasses import dataclass
 
+import rclpy
 from domain_coordinator import domain_id
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SkillCall
-from conceptagent_ros.ros.bringup import GraphOptions, bring_up
+from conceptagent_ros.ros.bringup import init_context
 from conceptagent_ros.ros.task_client import send_task
 from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 from conceptagent_ros.srv import GetSceneGraph
 
 BAR_MS_PER_STEP = 10.0
 AIM_MS_PER_STEP = 2.0
+
+
+@dataclass(frozen=True)
+class Run:
+    total: float  # seconds, the whole task
+    acting: float  # seconds outside the proposer
+    steps: int
 
 
 def _wait(future, timeout: float = 10.0):  # noqa: ANN001, ANN202
@@ -45,56 +64,69 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_overhead_benchmark(scene: str, instruction: str, runs: int, round_trips: int) -> int:
-    print(f"Task: {instruction!r} on {scene}, offline planner, {runs} runs each way", flush=True)
-    run_episode(EpisodeSpec(instruction, scene=scene))  # warm caches (PDDL domain, planner) for both sides
-    embedded: list[tuple[float, int]] = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        result = run_episode(EpisodeSpec(instruction, scene=scene))
-        embedded.append((time.perf_counter() - started, result.stats.steps))
-        if not result.success:
-            print(f"the embedded run failed ({result.stats.stop_reason}); pick a task that succeeds")
-            return 1
+    print(f"Task: {instruction!r} on {scene}, offline planner, {runs} runs each way; the graph runs one process "
+          "per node (robot stand-in, planner), the client in this one", flush=True)
+    run_episode(EpisodeSpec(instruction, scene=scene))  # warm caches (PDDL domain, planner)
     with domain_id() as reserved:
-        graph = bring_up(GraphOptions(robot={"scene": scene}), domain_id=reserved)
-        client = Node("bench_client", namespace="conceptagent", context=graph.context)
-        executor = MultiThreadedExecutor(num_threads=2, context=graph.context)
+        env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        up = [sys.executable, "-m", "conceptagent_ros.cli", "ros", "up", "--scene", scene, "--nodes"]
+        children = [subprocess.Popen([*up, name], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    for name in ("robot", "planner")]
+        context = init_context(reserved)
+        client = Node("bench_client", namespace="conceptagent", context=context)
+        executor = SingleThreadedExecutor(context=context)  # this process never blocks in a callback
         executor.add_node(client)
         spinner = threading.Thread(target=executor.spin, daemon=True)
         spinner.start()
         try:
             reset = client.create_client(Trigger, "reset")
-            ros: list[tuple[float, int]] = []
-            for i in range(runs + 1):  # the first run warms DDS discovery of every skill server
+            if not reset.wait_for_service(timeout_sec=30.0):
+                print("the robot stand-in did not come up within 30 s")
+                return 1
+            embedded: list[Run] = []
+            ros: list[Run] = []
+            for i in range(runs + 1):  # interleaved, so drift hits both; run 0 warms DDS discovery
+                started = time.perf_counter()  # the whole task, setup included, as the client times it
+                result = run_episode(EpisodeSpec(instruction, scene=scene))
+                embedded_seconds = time.perf_counter() - started
+                if not result.success:
+                    print(f"the embedded run failed ({result.stats.stop_reason}); pick a task that succeeds")
+                    return 1
                 _wait(reset.call_async(Trigger.Request()))
-                reply = send_task(client, instruction)
+                reply = send_task(client, instruction, server_wait=30.0)
                 if reply.result is None or not reply.result.success:
                     print(f"the ROS run failed: {reply.result.error_msg if reply.result else 'rejected'}")
                     return 1
                 if i > 0:
-                    ros.append((reply.seconds, reply.result.steps))
+                    embedded.append(Run(embedded_seconds, result.stats.acting_seconds, result.stats.steps))
+                    ros.append(Run(reply.seconds, reply.result.acting_seconds, reply.result.steps))
             skill_ms = _skill_round_trips(client, round_trips)
             graph_ms = _graph_round_trips(client, round_trips)
         finally:
             executor.shutdown(timeout_sec=1.0)
             client.destroy_node()
-            graph.shutdown()
-    per_step_embedded = [1000 * t / s for t, s in embedded]
-    per_step_ros = [1000 * t / s for t, s in ros]
-    overhead = [r - e for r, e in zip(sorted(per_step_ros), sorted(per_step_embedded))]
-    med_e, med_r, med_o = (statistics.median(v) for v in (per_step_embedded, per_step_ros, overhead))
-    total_e = statistics.median(t for t, _ in embedded)
-    total_r = statistics.median(t for t, _ in ros)
-    steps = ros[0][1]
-    print(f"{'':<28}{'embedded':>12}{'ROS graph':>12}{'ratio':>9}")
-    print(f"{'total per task (s)':<28}{total_e:>12.3f}{total_r:>12.3f}{total_r / total_e:>9.2f}")
-    print(f"{'per step (ms), ' + str(steps) + ' steps':<28}{med_e:>12.2f}{med_r:>12.2f}{med_r / med_e:>9.2f}")
-    print(f"ROS overhead per step: {med_o:.2f} ms median (bar {BAR_MS_PER_STEP:.0f} ms, aim {AIM_MS_PER_STEP:.0f} ms)")
-    print(f"ExecuteSkill round trip over DDS ({round_trips}x navigate_to): median {statistics.median(skill_ms):.2f} ms, "
+            rclpy.try_shutdown(context=context)
+            for child in children:
+                child.terminate()
+            for child in children:
+                child.wait(timeout=10)
+    med = statistics.median
+    total_e, total_r = med(r.total for r in embedded), med(r.total for r in ros)
+    step_e, step_r = med(1000 * r.total / r.steps for r in embedded), med(1000 * r.total / r.steps for r in ros)
+    act_e, act_r = med(1000 * r.acting / r.steps for r in embedded), med(1000 * r.acting / r.steps for r in ros)
+    overhead = act_r - act_e
+    print(f"{'median of ' + str(runs) + ' runs':<34}{'embedded':>10}{'ROS graph':>11}{'ratio':>8}")
+    print(f"{'total per task (s)':<34}{total_e:>10.3f}{total_r:>11.3f}{total_r / total_e:>8.2f}")
+    print(f"{'per step (ms), ' + str(ros[0].steps) + ' steps':<34}{step_e:>10.2f}{step_r:>11.2f}{step_r / step_e:>8.2f}")
+    print(f"{'acting per step (ms), no planning':<34}{act_e:>10.2f}{act_r:>11.2f}{act_r / act_e:>8.2f}")
+    print(f"ROS overhead per step: {overhead:.2f} ms at the median (bar {BAR_MS_PER_STEP:.0f} ms, aim {AIM_MS_PER_STEP:.0f} ms); "
+          f"end to end {step_r - step_e:+.2f} ms, planning jitter included")
+    print(f"ExecuteSkill round trip over DDS ({round_trips}x navigate_to): median {med(skill_ms):.2f} ms, "
           f"p99 {percentile(skill_ms, 99):.2f} ms")
-    print(f"GetSceneGraph round trip ({round_trips}x): median {statistics.median(graph_ms):.2f} ms, "
+    print(f"GetSceneGraph round trip ({round_trips}x): median {med(graph_ms):.2f} ms, "
           f"p99 {percentile(graph_ms, 99):.2f} ms")
-    return 0 if med_o <= BAR_MS_PER_STEP else 1
+    return 0 if overhead <= BAR_MS_PER_STEP else 1
 
 
 def _skill_round_trips(node: Node, count: int) -> list[float]:

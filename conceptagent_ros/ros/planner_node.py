@@ -5,16 +5,17 @@ graph service (or topic), skills through action clients whose names and types co
 parameters. It never touches a simulator.
 
 Subscribes:  command (std_msgs/String)                       an instruction as text (or from the speech node)
+             scene_graph (conceptagent_ros/SceneGraph)         observations (or the get_scene_graph service)
 Publishes:   task_status (conceptagent_ros/TaskStatus)         on every state change and step; transient local
              plan_steps (conceptagent_ros/PlanStep)            every decision as it happens
              plan_markers (visualization_msgs/MarkerArray)     the steps so far as text over the robot
 Actions:     execute_task (conceptagent_ros/ExecuteTask)       instruction [+ goal] -> success, steps; feedback per step
 Services:    verify_action (conceptagent_ros/VerifyAction)     check a skill call's preconditions on the current graph
 Clients:     skills/<skill> (conceptagent_ros/ExecuteSkill)    one per skill, renamed by skills.<skill>.action
-             get_scene_graph (conceptagent_ros/GetSceneGraph)  or the scene_graph topic (observation_source)
+             (skill clients and observations live on the `planner_link` node: ros/robot_client.py)
 Parameters:  llm (string, offline), planner (string, react), max_steps (int, 40), seed (int, 0),
              preempt (bool, false): a new task while busy replaces the running one instead of being rejected,
-             observation_source (string, service | topic), scene_graph_service (string), scene_graph_topic (string),
+             observation_source (string, topic | service), scene_graph_service (string), scene_graph_topic (string),
              skill_server_wait (double, 2.0 s), skill_timeout (double, 120 s), graph_timeout (double, 5 s),
              frame_id (string, map), skills.<skill>.action (string, skills/<skill>),
              skills.<skill>.type (string, conceptagent_ros/action/ExecuteSkill)
@@ -82,7 +83,8 @@ class PlannerNode(Node):
         p("max_steps", 40, describe("max_steps", "decisions per task", integer_range=steps))
         p("seed", 0, describe("seed", "seed of the planner's and simulated model's randomness"))
         p("preempt", False, describe("preempt", "a new task while one runs replaces it (true) or is rejected (false)"))
-        p("observation_source", "service", describe("observation_source", "service (get_scene_graph) or topic (scene_graph)"))
+        p("observation_source", "topic", describe("observation_source", "topic (scene_graph, stamped after the last skill) "
+                                                                         "or service (get_scene_graph)"))
         p("scene_graph_service", "get_scene_graph", describe("scene_graph_service", "GetSceneGraph service name"))
         p("scene_graph_topic", "scene_graph", describe("scene_graph_topic", "SceneGraph topic name"))
         seconds = [FloatingPointRange(from_value=0.0, to_value=3600.0)]
@@ -106,7 +108,7 @@ class PlannerNode(Node):
             graph_topic=self._param("scene_graph_topic"), server_wait=self._param("skill_server_wait"),
             skill_timeout=self._param("skill_timeout"), graph_timeout=self._param("graph_timeout"),
         )
-        self.robot = RosRobot(self, endpoints, self.group, link)
+        self.robot = RosRobot(self, endpoints, link)
         latched = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.status_pub = self.create_publisher(TaskStatus, "task_status", latched)
         self.step_pub = self.create_publisher(PlanStep, "plan_steps", 50)
@@ -270,6 +272,7 @@ class PlannerNode(Node):
         self._publish_status(state, task, outcome.goal.text, outcome.stats.steps, text)
         result.success, result.goal, result.steps = outcome.believed_success, outcome.goal.text, outcome.stats.steps
         result.unmet, result.error_msg = list(outcome.believed_unmet), text
+        result.planning_seconds, result.acting_seconds = outcome.stats.planning_seconds, outcome.stats.acting_seconds
         if state == TaskStatus.SUCCEEDED:
             goal_handle.succeed()
         elif state == TaskStatus.CANCELED and goal_handle.is_cancel_requested:

@@ -1,5 +1,15 @@
 """The core's RobotInterface over ROS: skills through action clients, observations from the scene
-graph service or topic. The planner node hands it its node (created late, py_trees_ros style).
+graph topic or service.
+
+It lives on a node of its own (`<planner>_link`, same namespace and context as the planner) spun by
+a single-threaded executor on its own thread: the agent loop blocks in execute() and observe() on
+the planner's task thread, never inside an executor, so the link's executor only ever runs short
+callbacks, and rclpy's single-threaded executor answers them with the least latency.
+
+Freshness: a skill's result carries `finished`, the time it ended on the robot's clock. After a
+skill, observe() takes the first scene graph stamped at or after it (topic mode), so a frame taken
+before the gripper closed never passes for the world after the grasp. Service mode asks the graph
+service instead (one more round trip per step).
 
 Every wait is bounded and every failure comes back as a SkillOutcome the planner can reason about:
 a server that is not running, a goal it rejects, a result that does not come in time, a cancel.
@@ -15,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rclpy.action import ActionClient
-from rclpy.callback_groups import CallbackGroup
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -48,7 +58,7 @@ class SkillEndpoint:
 
 @dataclass(frozen=True)
 class RobotLinkConfig:
-    observation: str = "service"  # service | topic
+    observation: str = "topic"  # topic | service
     graph_service: str = "get_scene_graph"
     graph_topic: str = "scene_graph"
     server_wait: float = 2.0  # seconds to wait for a skill server to appear
@@ -70,35 +80,38 @@ def _wait(future: Any, timeout: float, cancel: threading.Event | None = None) ->
 class RosRobot:
     """RobotInterface for the agent, living on a node the caller spins with a multi-threaded executor."""
 
-    def __init__(self, node: Node, endpoints: Mapping[str, SkillEndpoint], group: CallbackGroup,
-                 config: RobotLinkConfig = RobotLinkConfig()):
+    def __init__(self, owner: Node, endpoints: Mapping[str, SkillEndpoint], config: RobotLinkConfig = RobotLinkConfig()):
         unknown = sorted({e.type for e in endpoints.values()} - set(ACTION_TYPES))
         if unknown:
             raise ConceptAgentError(f"unsupported skill action types {unknown}; supported: {sorted(ACTION_TYPES)}")
+        if config.observation not in ("service", "topic"):
+            raise ConceptAgentError(f"observation source {config.observation!r}: use topic or service")
+        node = Node(f"{owner.get_name()}_link", namespace=owner.get_namespace(), context=owner.context)
         self.node = node
         self.config = config
         self.endpoints = dict(endpoints)
         # Created on a skill's first use: every client adds entities that rclpy's executor walks on
         # each wake-up, and a task uses few of the skills.
-        self.group = group
         self.clients: dict[str, ActionClient] = {}
         self.cancel = threading.Event()
         self.last_robot: RobotState | None = None  # as last observed, for markers
-        self._latest: tuple[float, SceneGraph] | None = None
+        self._latest: SceneGraph | None = None
         self._graph_arrived = threading.Condition()
-        self._fresh_after = 0.0
+        self._fresh_from_ns = 0  # robot-clock time the next observation must not predate
         if config.observation == "service":
-            self.graph_client = node.create_client(GetSceneGraph, config.graph_service, callback_group=group)
-        elif config.observation == "topic":
-            qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
-            node.create_subscription(SceneGraph, config.graph_topic, self._on_graph, qos, callback_group=group)
+            self.graph_client = node.create_client(GetSceneGraph, config.graph_service)
         else:
-            raise ConceptAgentError(f"observation source {config.observation!r}: use service or topic")
+            qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+            node.create_subscription(SceneGraph, config.graph_topic, self._on_graph, qos)
+        self.executor = SingleThreadedExecutor(context=owner.context)
+        self.executor.add_node(node)
+        self._spinner = threading.Thread(target=self.executor.spin, name=f"{node.get_name()}-spin", daemon=True)
+        self._spinner.start()
 
     # -- observations ------------------------------------------------------------------------------
     def _on_graph(self, msg: SceneGraph) -> None:
         with self._graph_arrived:
-            self._latest = (time.monotonic(), msg)
+            self._latest = msg
             self._graph_arrived.notify_all()
 
     def snapshot(self) -> GraphSnapshot:
@@ -118,26 +131,22 @@ class RosRobot:
         return future.result().graph
 
     def _graph_from_topic(self) -> SceneGraph:
-        # After a skill, only a graph received after its result describes the world it left.
         deadline = time.monotonic() + self.config.graph_timeout
         with self._graph_arrived:
-            while self._latest is None or self._latest[0] < self._fresh_after:
+            while self._latest is None or _stamp_ns(self._latest.header.stamp) < self._fresh_from_ns:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RobotLinkError(f"no fresh scene graph on {self.config.graph_topic} within "
-                                         f"{self.config.graph_timeout:.1f} s; is the robot side publishing?")
+                    raise RobotLinkError(f"no scene graph on {self.config.graph_topic} newer than the last skill "
+                                         f"within {self.config.graph_timeout:.1f} s; is the robot side publishing?")
                 self._graph_arrived.wait(left)
-            return self._latest[1]
+            return self._latest
 
     def observe(self) -> Observation:
         return self.snapshot().observation
 
     # -- skills ------------------------------------------------------------------------------------
     def execute(self, call: SkillCall) -> SkillOutcome:
-        try:
-            return self._execute(call)
-        finally:
-            self._fresh_after = time.monotonic()
+        return self._execute(call)
 
     def _execute(self, call: SkillCall) -> SkillOutcome:
         endpoint = self.endpoints.get(call.skill)
@@ -146,8 +155,7 @@ class RosRobot:
                                              f"'{call.skill}'", "unavailable")
         client = self.clients.get(call.skill)
         if client is None:
-            client = self.clients[call.skill] = ActionClient(self.node, ACTION_TYPES[endpoint.type], endpoint.action,
-                                                             callback_group=self.group)
+            client = self.clients[call.skill] = ActionClient(self.node, ACTION_TYPES[endpoint.type], endpoint.action)
         if not client.wait_for_server(timeout_sec=self.config.server_wait):
             return SkillOutcome(call, False, f"{call} not executed: the skill server {endpoint.action} is not "
                                              f"running (waited {self.config.server_wait:.1f} s)", "unavailable")
@@ -163,6 +171,7 @@ class RosRobot:
         result_future = handle.get_result_async()
         if _wait(result_future, self.config.skill_timeout, self.cancel):
             response = result_future.result()
+            self._fresh_from_ns = max(self._fresh_from_ns, _stamp_ns(response.result.finished))
             return outcome_from_result(call, response.result)
         # Canceled by the task, or over time: stop the skill on the robot, and say which.
         reason = "canceled" if self.cancel.is_set() else "timeout"
@@ -175,5 +184,11 @@ class RosRobot:
                                          "canceled", "timeout")
 
     def destroy(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
         for client in self.clients.values():
             client.destroy()
+        self.node.destroy_node()
+
+
+def _stamp_ns(stamp: Any) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)

@@ -115,15 +115,16 @@ class RobotSkillsNode(Node):
     def _on_graph(self, msg: SceneGraph) -> None:
         self._graph = msg
 
-    @staticmethod
-    def _end(goal_handle, outcome: SkillOutcome) -> ExecuteSkill.Result:  # noqa: ANN001
+    def _end(self, goal_handle, outcome: SkillOutcome) -> ExecuteSkill.Result:  # noqa: ANN001
+        result = outcome_to_result(outcome)
+        result.finished = self.get_clock().now().to_msg()
         if outcome.success:
             goal_handle.succeed()
         elif outcome.failure == "canceled" and goal_handle.is_cancel_requested:
             goal_handle.canceled()
         else:
             goal_handle.abort()
-        return outcome_to_result(outcome)
+        return result
 
     # -- navigation -----------------------------------------------------------------------------------
     def _navigate(self, goal_handle) -> ExecuteSkill.Result:  # noqa: ANN001

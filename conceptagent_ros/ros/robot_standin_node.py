@@ -3,8 +3,11 @@ the whole graph runs with no robot and no Gazebo.
 
 Actions:     skills/<skill> (conceptagent_ros/ExecuteSkill)  every skill of config/skills.yaml; feedback while it
                                                              runs (skill_duration), cancelable
+
+No callback blocks: a skill that takes time is a coroutine that awaits timers, so a
+single-threaded executor serves it (rclpy's fastest) and still takes cancel requests meanwhile.
 Publishes:   scene_graph (conceptagent_ros/SceneGraph)        what the robot perceives now, at publish_rate and after
-                                                             every skill
+                                                             every skill (before its result, stamped after its end)
              robot_pose (geometry_msgs/PoseStamped)          always
              scene_markers (visualization_msgs/MarkerArray)  boxes, labels, containment, rooms, robot
              /tf (map -> base_link)                          where tf2_ros is installed
@@ -18,6 +21,7 @@ Parameters:  scene (string, studio_kitchen): built-in name or scene YAML path; s
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -28,6 +32,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
@@ -91,7 +96,7 @@ class RobotStandInNode(Node):
         self.tf = self._tf_broadcaster()
         self.servers = [
             ActionServer(self, ExecuteSkill, f"skills/{spec.name}",
-                         execute_callback=lambda handle, name=spec.name: self._execute(handle, name),
+                         execute_callback=functools.partial(self._execute, skill=spec.name),
                          goal_callback=lambda _goal: GoalResponse.ACCEPT,
                          cancel_callback=lambda _handle: CancelResponse.ACCEPT, callback_group=group)
             for spec in self.skills.actionable()
@@ -100,6 +105,9 @@ class RobotStandInNode(Node):
         self.create_service(QueryObjects, "query_objects", self._query, callback_group=group)
         self.create_service(Trigger, "reset", self._reset, callback_group=group)
         self.create_timer(1.0 / self.get_parameter("publish_rate").value, self.publish_state, callback_group=group)
+        # rviz follows a skill within 50 ms, off the skill's critical path
+        self._markers_due = threading.Event()
+        self.create_timer(0.05, self._publish_markers_if_due, callback_group=group)
         self.get_logger().info(f"robot stand-in on scene '{self.world.scene.name}' serving "
                                f"{len(self.servers)} skills")
 
@@ -125,7 +133,12 @@ class RobotStandInNode(Node):
             return graph_to_msg(observation, self.world.scene.rooms, self.world.scene.categories(),
                                 self.get_clock().now().to_msg(), self.frame, self._yaw)
 
+    def _publish_markers_if_due(self) -> None:
+        if self._markers_due.is_set():
+            self.publish_state()
+
     def publish_state(self) -> None:
+        self._markers_due.clear()
         msg = self.graph_msg()
         self.graph_pub.publish(msg)
         pose = PoseStamped()
@@ -149,7 +162,20 @@ class RobotStandInNode(Node):
             self.tf.sendTransform(t)
 
     # -- skills ----------------------------------------------------------------------------------------
-    def _execute(self, goal_handle, skill: str) -> ExecuteSkill.Result:  # noqa: ANN001 - ServerGoalHandle
+    def _sleep(self, seconds: float) -> Future:
+        """A future done after `seconds`: awaited by a skill, it hands the executor back meanwhile."""
+        done = Future()
+
+        def fire() -> None:
+            timer.cancel()
+            self.destroy_timer(timer)
+            if not done.done():
+                done.set_result(None)
+
+        timer = self.create_timer(seconds, fire)
+        return done
+
+    async def _execute(self, goal_handle, skill: str) -> ExecuteSkill.Result:  # noqa: ANN001 - ServerGoalHandle
         call = call_from_msg(goal_handle.request.call)
         if call.skill != skill:
             outcome = SkillOutcome(call, False, f"{call} sent to the {skill} server", "invalid")
@@ -163,14 +189,18 @@ class RobotStandInNode(Node):
                 return outcome_to_result(SkillOutcome(call, False, f"{call} canceled", "canceled"))
             fb = ExecuteSkill.Feedback(status=f"running {call}", progress=float((time.monotonic() - started) / duration))
             goal_handle.publish_feedback(fb)
-            time.sleep(FEEDBACK_PERIOD)
+            await self._sleep(FEEDBACK_PERIOD)
         outcome = self._apply(call)
-        self.publish_state()
+        result = outcome_to_result(outcome)
+        result.finished = self.get_clock().now().to_msg()
+        # The world after the skill goes out before the result, stamped after `finished`.
+        self.graph_pub.publish(self.graph_msg())
+        self._markers_due.set()
         if outcome.success:
             goal_handle.succeed()
         else:
             goal_handle.abort()
-        return outcome_to_result(outcome)
+        return result
 
     def _apply(self, call: SkillCall) -> SkillOutcome:
         with self._lock:
@@ -216,4 +246,4 @@ class RobotStandInNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    run_node(RobotStandInNode, threads=6, args=args)
+    run_node(RobotStandInNode, threads=1, args=args)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -21,7 +21,7 @@ def run_node(make_node: Callable[[], Any], threads: int = 6, args: list[str] | N
         print(f"{sys.argv[0]}: error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
         raise SystemExit(2) from e
-    executor = MultiThreadedExecutor(num_threads=threads)
+    executor = make_executor(threads)
     executor.add_node(node)
     try:
         if before_spin is not None:
@@ -32,3 +32,10 @@ def run_node(make_node: Callable[[], Any], threads: int = 6, args: list[str] | N
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def make_executor(threads: int, context: Any = None) -> Executor:
+    """threads=1: a single-threaded executor, for nodes none of whose callbacks block."""
+    if threads <= 1:
+        return SingleThreadedExecutor(context=context)
+    return MultiThreadedExecutor(num_threads=threads, context=context)

@@ -1,0 +1,95 @@
+"""RosRobot, the planner's link to the robot, against hand-made robot servers under real rclpy:
+after a skill, an observation is never older than the skill's end."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from ros_helpers import require_ros
+
+require_ros()
+
+from rclpy.action import ActionServer  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+
+from conceptagent_ros.action import ExecuteSkill  # noqa: E402
+from conceptagent_ros.msg import SceneGraph, SceneObject  # noqa: E402
+from conceptagent_ros.ros.robot_client import RobotLinkConfig, RobotLinkError, RosRobot, SkillEndpoint  # noqa: E402
+from conceptagent_ros.skills.contract import SkillCall  # noqa: E402
+
+
+def fridge_graph(node: Node, is_open: bool) -> SceneGraph:
+    graph = SceneGraph()
+    graph.header.frame_id = "map"
+    fridge = SceneObject(id="fridge_1", label="fridge", affordances=["openable", "receptacle"],
+                         state=["open"] if is_open else [])
+    fridge.pose.orientation.w = 1.0
+    graph.objects = [fridge]
+    graph.robot.room, graph.robot.reach = "kitchen_1", 1.0
+    return graph
+
+
+LAG_NS = 300_000_000  # perception delivers each frame 0.3 s after the camera took it
+
+
+@pytest.fixture
+def lagging_robot(ros_context):
+    """Perception that lags: every graph shows the world as it was 0.3 s before it is published, and
+    is stamped with that capture time. Right after open(fridge_1) the newest graph still shows the
+    fridge closed -- the case where a careless planner takes a stale graph for the world after the skill."""
+    robot = Node("lagging_robot", context=ros_context)
+    pub = robot.create_publisher(SceneGraph, "scene_graph", 1)
+    opened_at: list[int] = []
+
+    def publish() -> None:
+        capture_ns = robot.get_clock().now().nanoseconds - LAG_NS
+        graph = fridge_graph(robot, bool(opened_at) and capture_ns >= opened_at[0])
+        graph.header.stamp.sec, graph.header.stamp.nanosec = divmod(capture_ns, 1_000_000_000)
+        pub.publish(graph)
+
+    def open_skill(goal_handle):
+        now = robot.get_clock().now()
+        opened_at.append(now.nanoseconds)
+        result = ExecuteSkill.Result(success=True)
+        result.finished = now.to_msg()
+        goal_handle.succeed()
+        return result
+
+    ActionServer(robot, ExecuteSkill, "skills/open", open_skill)
+    robot.create_timer(0.02, publish)
+    owner = Node("owner", context=ros_context)
+    executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
+    executor.add_node(robot)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    yield owner
+    executor.shutdown(timeout_sec=1.0)
+    robot.destroy_node()
+    owner.destroy_node()
+
+
+def test_observation_after_a_skill_is_not_older_than_the_skill(lagging_robot):
+    link = RosRobot(lagging_robot, {"open": SkillEndpoint("open", "skills/open")}, RobotLinkConfig(graph_timeout=5.0))
+    try:
+        before = link.observe()
+        assert not before.objects[0].flag("open")
+        outcome = link.execute(SkillCall("open", ("fridge_1",)))
+        assert outcome.success
+        after = link.observe()  # graphs captured before the skill keep arriving for 0.3 s: not taken
+        assert after.objects[0].flag("open")
+    finally:
+        link.destroy()
+
+
+def test_no_graph_at_all_is_a_clear_error(ros_context):
+    owner = Node("lonely", context=ros_context)
+    link = RosRobot(owner, {}, RobotLinkConfig(graph_timeout=0.3))
+    try:
+        with pytest.raises(RobotLinkError, match="is the robot side publishing"):
+            link.observe()
+        outcome = link.execute(SkillCall("pick", ("apple_1",)))
+        assert not outcome.success and outcome.failure == "unavailable" and "no action server" in outcome.message
+    finally:
+        link.destroy()
+        owner.destroy_node()
