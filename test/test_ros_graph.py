@@ -247,3 +247,19 @@ def test_params_file_configures_the_graph(tmp_path):
             assert g.nodes["planner"].get_parameter("planner").value == "react"
         finally:
             g.shutdown()
+
+
+def test_search_tree_is_published_as_markers(graph):
+    from visualization_msgs.msg import MarkerArray
+
+    _, client = graph(planner={"planner": "mcts:expansions=3", "llm": "simulated:0.1"})
+    arrays: list[MarkerArray] = []
+    client.node.create_subscription(MarkerArray, f"{NS}/plan_markers", arrays.append, 10)
+    response, feedback = client.run("open the fridge")
+    assert response.result.success
+    wait_until(lambda: len(arrays) >= len(feedback), 5.0, "plan markers for every step")
+    trees = [[m for m in a.markers if m.ns == "plan_tree"] for a in arrays]
+    assert trees[0] and all(len(t) >= 1 for t in trees[:-1])
+    texts = [m.text for m in arrays[0].markers if m.ns == "plan_tree_labels"]
+    assert texts[0].startswith("now") or any(t.startswith("now") for t in texts)
+    assert any("(" in t and "n=" in t for t in texts)

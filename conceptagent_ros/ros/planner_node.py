@@ -8,7 +8,8 @@ Subscribes:  command (std_msgs/String)                       an instruction as t
              scene_graph (conceptagent_ros/SceneGraph)         observations (or the get_scene_graph service)
 Publishes:   task_status (conceptagent_ros/TaskStatus)         on every state change and step; transient local
              plan_steps (conceptagent_ros/PlanStep)            every decision as it happens
-             plan_markers (visualization_msgs/MarkerArray)     the steps so far as text over the robot
+             plan_markers (visualization_msgs/MarkerArray)     the steps so far, and the search tree / current plan
+                                                               of planners that look ahead (mcts, tree-planner, llm-planner)
 Actions:     execute_task (conceptagent_ros/ExecuteTask)       instruction [+ goal] -> success, steps; feedback per step
 Services:    verify_action (conceptagent_ros/VerifyAction)     check a skill call's preconditions on the current graph
 Clients:     skills/<skill> (conceptagent_ros/ExecuteSkill)    one per skill, renamed by skills.<skill>.action
@@ -40,6 +41,7 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep, TaskStatus
 from conceptagent_ros.planning.agent import StepReport
 from conceptagent_ros.planning.pddl.domain import cached_domain
+from conceptagent_ros.planning.plan_view import plan_view_of
 from conceptagent_ros.planning.task import TaskMap, TaskOutcome, TaskRequest, prepare_task, run_task
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.ros.conversions.markers import plan_markers
@@ -180,7 +182,7 @@ class PlannerNode(Node):
             robot = self.robot.last_robot
             if robot is not None:
                 self.marker_pub.publish(plan_markers([task.instruction, *lines[-MARKER_LINES:]], robot, now,
-                                                     self._param("frame_id")))
+                                                     self._param("frame_id"), plan_view_of(prepared.built.proposer)))
             self._publish_status(TaskStatus.RUNNING, task, goal, report.step, report.record.feedback[:500])
             if on_step is not None:
                 on_step(report)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conceptagent_ros.planning.plan_view import PlanNode, chain
 from conceptagent_ros.planning.planners.base import PlannerCounters, UsageMark
 from conceptagent_ros.planning.planners.retrieval import ExampleRetriever
 from conceptagent_ros.planning.proposal import DecisionContext, Proposal
@@ -39,6 +40,10 @@ class LLMPlanner:
         self._plan: list[SkillCall] = []
         self._since_plan = 0
         self._feedback = ""
+
+    def plan_view(self) -> PlanNode | None:
+        """The rest of the current plan, as a chain."""
+        return chain([str(call) for call in self._plan]) if self._plan else None
 
     def propose(self, context: DecisionContext) -> Proposal:
         mark = UsageMark.now(self.usage)

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.plan_view import PlanNode, tree
 from conceptagent_ros.planning.planners.base import PlannerCounters, UsageMark
 from conceptagent_ros.planning.proposal import DecisionContext, Proposal, StepRecord
 from conceptagent_ros.planning.roles import PlannerLLM
@@ -111,6 +112,17 @@ class MCTSPlanner:
         self._chosen: Node | None = None
 
     # -- one decision -----------------------------------------------------------------------------
+    def plan_view(self) -> PlanNode | None:
+        """The search tree from the current root, children by visits; the chosen path is best_child's."""
+        if self.root is None:
+            return None
+        return tree(
+            self.root, lambda n: n.children,
+            lambda n, on_path: PlanNode(str(n.call) if n.call is not None and n is not self.root else "now", on_path,
+                                        n.visits, n.value if n.visits else None),
+            rank=lambda n: (n.visits, n.value), best=best_child,
+        )
+
     def propose(self, context: DecisionContext) -> Proposal:
         mark = UsageMark.now(self.usage)
         root = self._root_for(context)

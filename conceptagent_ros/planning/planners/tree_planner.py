@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from conceptagent_ros.planning.plan_view import PlanNode, tree
 from conceptagent_ros.planning.planners.base import PlannerCounters, UsageMark
 from conceptagent_ros.planning.proposal import DecisionContext, Proposal
 from conceptagent_ros.planning.roles import PlannerLLM, SamplingOptions
@@ -98,6 +99,23 @@ class TreePlanner:
         self.current: ActionNode | None = None  # the node whose action ran last (or the root)
         self._pending: ActionNode | None = None  # the node proposed last
         self._feedback = ""
+
+    def plan_view(self) -> PlanNode | None:
+        """The action tree below the node that ran last; invalidated branches stay, marked invalid."""
+        if self.current is None:
+            return None
+        here = self.current
+
+        def best(node: ActionNode) -> ActionNode | None:
+            valid = node.valid_children()
+            return max(valid, key=lambda c: c.support) if valid else None
+
+        return tree(
+            here, lambda n: n.children,
+            lambda n, on_path: PlanNode(str(n.call) if n.call is not None and n is not here else "now",
+                                        on_path and n.valid, n.support, None, n.valid),
+            rank=lambda n: (n.valid, n.support), best=best,
+        )
 
     def propose(self, context: DecisionContext) -> Proposal:
         mark = UsageMark.now(self.usage)

@@ -2,6 +2,7 @@
 and the plan (the steps so far and the one running, as text over the robot)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from builtin_interfaces.msg import Duration, Time
@@ -9,6 +10,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from conceptagent_ros.planning.plan_view import PlanNode
 from conceptagent_ros.scene.geometry import nominal_size
 from conceptagent_ros.scene.model import RobotState, Room, SceneObject
 
@@ -19,7 +21,7 @@ TEXT = ColorRGBA(r=1.0, g=1.0, b=1.0, a=1.0)
 RELATION = ColorRGBA(r=0.9, g=0.9, b=0.3, a=0.8)
 ROOM = ColorRGBA(r=0.6, g=0.6, b=0.6, a=0.6)
 ROBOT = ColorRGBA(r=0.1, g=0.9, b=0.9, a=1.0)
-OK, FAILED, REFUSED = "+", "x", "-"
+FAILED_COLOR = ColorRGBA(r=0.9, g=0.2, b=0.2, a=0.9)
 
 
 def _marker(ns: str, mid: int, kind: int, stamp: Time, frame: str, color: ColorRGBA) -> Marker:
@@ -85,10 +87,59 @@ def scene_markers(objects: Sequence[SceneObject], rooms: Mapping[str, Room], rob
     return MarkerArray(markers=markers)
 
 
-def plan_markers(lines: Sequence[str], robot: RobotState, stamp: Time, frame: str = "map") -> MarkerArray:
-    """The plan as text over the robot: the last steps with their outcome, then what comes next."""
+def plan_markers(lines: Sequence[str], robot: RobotState, stamp: Time, frame: str = "map",
+                 view: PlanNode | None = None) -> MarkerArray:
+    """The steps so far as text beside the robot and, for planners that look ahead, their tree
+    (MCTS's search tree, Tree-Planner's action tree, LLM-Planner's plan) drawn upright over it."""
     text = _marker("plan", 0, Marker.TEXT_VIEW_FACING, stamp, frame, TEXT)
-    text.pose.position = Point(x=robot.position[0], y=robot.position[1], z=1.2 + 0.12 * len(lines))
+    text.pose.position = Point(x=robot.position[0], y=robot.position[1] - 1.5, z=1.2 + 0.12 * len(lines))
     text.scale.z = 0.14
     text.text = "\n".join(lines) if lines else "(idle)"
-    return MarkerArray(markers=[text])
+    markers = [_clear(stamp, frame), text]
+    if view is not None:
+        markers += plan_tree_markers(view, robot, stamp, frame)
+    return MarkerArray(markers=markers)
+
+
+def _layout(node: PlanNode, depth: int, next_leaf: list[int], out: list[tuple[PlanNode, int, float]]) -> float:
+    """Leaves left to right, parents centred over their children; returns the node's column."""
+    if not node.children:
+        column = float(next_leaf[0])
+        next_leaf[0] += 1
+    else:
+        columns = [_layout(c, depth + 1, next_leaf, out) for c in node.children]
+        column = sum(columns) / len(columns)
+    out.append((node, depth, column))
+    return column
+
+
+def plan_tree_markers(view: PlanNode, robot: RobotState, stamp: Time, frame: str = "map",
+                      spacing: float = 0.7, level: float = 0.5) -> list[Marker]:
+    placed: list[tuple[PlanNode, int, float]] = []
+    leaves = [0]
+    _layout(view, 0, leaves, placed)
+    centre = (leaves[0] - 1) / 2.0
+    where = {id(n): Point(x=robot.position[0], y=robot.position[1] + (col - centre) * spacing, z=1.5 + d * level)
+             for n, d, col in placed}
+    markers: list[Marker] = []
+    edges = _marker("plan_tree_edges", 0, Marker.LINE_LIST, stamp, frame, ROOM)
+    edges.scale.x = 0.015
+    for i, (node, _depth, _col) in enumerate(placed):
+        color = HELD if node.chosen else (FAILED_COLOR if not node.valid else FURNITURE)
+        dot = _marker("plan_tree", i, Marker.SPHERE, stamp, frame, color)
+        dot.pose.position = where[id(node)]
+        dot.scale.x = dot.scale.y = dot.scale.z = 0.08 + 0.03 * math.log1p(node.visits)
+        markers.append(dot)
+        label = _marker("plan_tree_labels", i, Marker.TEXT_VIEW_FACING, stamp, frame, TEXT)
+        p = where[id(node)]
+        label.pose.position = Point(x=p.x, y=p.y, z=p.z + 0.15)
+        label.scale.z = 0.09
+        stats = f" n={node.visits}" if node.visits else ""
+        stats += f" v={node.value:.2f}" if node.value is not None else ""
+        label.text = node.label + stats
+        markers.append(label)
+        for child in node.children:
+            edges.points += [where[id(node)], where[id(child)]]
+    if edges.points:
+        markers.append(edges)
+    return markers
