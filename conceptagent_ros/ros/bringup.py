@@ -52,14 +52,15 @@ class RosGraph:
         return all(t.is_alive() for t in self.threads)
 
     def shutdown(self) -> None:
+        # Threads out of rclpy first, then nodes, then the context: another order aborts at exit.
         for executor in self.executors:
             executor.shutdown(timeout_sec=2.0)
+        for thread in self.threads:
+            thread.join(timeout=5.0)
         for node in self.nodes.values():
             node.destroy_node()
         if self.owns_context:
             rclpy.try_shutdown(context=self.context)
-        for thread in self.threads:
-            thread.join(timeout=5.0)
 
 
 def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:

@@ -78,24 +78,31 @@ class _ClientNode:
         self.thread.start()
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
+        # The spin thread must be out of rclpy before the context goes, or the process aborts at exit.
+        self.executor.shutdown(timeout_sec=2.0)
+        self.thread.join(timeout=2.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """What may reach a terminal: no escape sequences or other control characters from the input."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
 
 
 def print_step(step: Any) -> None:
     call = f"{step.call.skill}({', '.join(step.call.args)})" if step.call.skill else "(unusable reply)"
     mark = ("ok " if step.success else "ERR") if step.executed else ("END" if step.call.skill == "done" else "NO ")
-    print(f"[step {step.step:>2}] {mark} {call}", flush=True)
+    print(f"[step {step.step:>2}] {mark} {printable(call)}", flush=True)
     if not (step.executed and step.success) and step.call.skill != "done":
-        print(f"          {step.feedback}", flush=True)
+        print(f"          {printable(step.feedback, 2000)}", flush=True)
 
 
 def run_client(instruction: str, namespace: str, goal: str = "", planner: str = "", timeout: float = 600.0,
                server_wait: float = 30.0) -> int:
     client = _ClientNode("conceptagent_client", namespace)
     try:
-        print(f"Sending to /{namespace.strip('/')}/execute_task: {instruction}", flush=True)
+        print(f"Sending to /{namespace.strip('/')}/execute_task: {printable(instruction)}", flush=True)
         reply = send_task(client.node, instruction, goal=goal, planner=planner, on_step=print_step,
                           server_wait=server_wait, timeout=timeout)
     finally:
@@ -107,7 +114,7 @@ def run_client(instruction: str, namespace: str, goal: str = "", planner: str = 
     if result.success:
         print(f"SUCCESS: {result.goal} holds after {result.steps} steps ({reply.seconds:.1f} s)", flush=True)
         return EXIT_OK
-    print(f"FAILED (error {result.error_code}): {result.error_msg}", flush=True)
+    print(f"FAILED (error {result.error_code}): {printable(result.error_msg, 2000)}", flush=True)
     return EXIT_BAD_INPUT if result.error_code == result.INVALID_INSTRUCTION else EXIT_FAILED
 
 

@@ -104,7 +104,8 @@ def run_overhead_benchmark(scene: str, instruction: str, runs: int, round_trips:
             skill_ms = _skill_round_trips(client, round_trips)
             graph_ms = _graph_round_trips(client, round_trips)
         finally:
-            executor.shutdown(timeout_sec=1.0)
+            executor.shutdown(timeout_sec=2.0)
+            spinner.join(timeout=2.0)
             client.destroy_node()
             rclpy.try_shutdown(context=context)
             for child in children:

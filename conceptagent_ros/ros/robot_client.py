@@ -184,7 +184,8 @@ class RosRobot:
                                          "canceled", "timeout")
 
     def destroy(self) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
+        self.executor.shutdown(timeout_sec=2.0)
+        self._spinner.join(timeout=2.0)
         for client in self.clients.values():
             client.destroy()
         self.node.destroy_node()
