@@ -56,7 +56,7 @@ setup(
         # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
-        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "torch>=2.2", "transformers>=4.40",
+        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "torch>=2.2", "transformers>=4.40",
                  "tokenizers>=0.15"],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },

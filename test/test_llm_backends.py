@@ -1,9 +1,13 @@
 """The OpenAI backend against a real local HTTP server; reply parsing; the LLM-driven agent."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pddl_judge import Judge
 
 from conceptagent_ros.errors import LLMError
 from conceptagent_ros.llm.base import ChatMessage
@@ -95,7 +99,14 @@ def test_reply_parsing(reply, call, error):
         assert error in (parsed.error or "")
 
 
-def make_agent(proposer, grounding=True, steps=12):
+JUDGE = Judge(sorted(yaml.safe_load((Path(__file__).parent.parent / "config" / "categories.yaml").read_text())["categories"])
+              + ["room"])
+
+
+def make_agent(proposer, grounding=True, steps=12, judged: list | None = None):
+    """The agent on the embedded world; every call that reaches the world is first judged on the
+    true state by the independent judge (test/pddl_judge.py), not by the world's own laws, which
+    share the verifier under test."""
     world = World(load_scene("studio_kitchen"), seed=0)
     graph = SceneGraph(world.scene.rooms, world.robot)
     verifier = PreconditionVerifier(world.domain, world.skills)
@@ -103,6 +114,9 @@ def make_agent(proposer, grounding=True, steps=12):
     real_execute = world.execute
 
     def execute(call):
+        if judged is not None:
+            truth = world.state()
+            judged.append((str(call), JUDGE.feasible(call.skill, call.args, truth.atoms, truth.types)))
         outcome = real_execute(call)
         executed.append(outcome)
         return outcome
@@ -157,14 +171,18 @@ calls = st.builds(lambda s, a: SkillCall(s, tuple(a)), st.sampled_from(SKILLS),
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(calls, min_size=1, max_size=30))
 def test_grounding_never_executes_an_infeasible_action(proposals):
-    agent, world, executed = make_agent(RandomProposer(proposals), grounding=True, steps=30)
+    judged: list = []
+    agent, world, executed = make_agent(RandomProposer(proposals), grounding=True, steps=30, judged=judged)
     agent.run("anything", None)
+    assert all(verdict is True for _, verdict in judged), judged  # the judge, not the world's own laws
     assert all(o.failure not in ("precondition", "invalid") for o in executed), [o.message for o in executed]
 
 
 def test_without_grounding_the_same_proposals_do_fail():
     proposals = [SkillCall("pick", ("tomato_1",)), SkillCall("open", ("fridge_1",)), SkillCall("teleport", ())]
-    agent, world, executed = make_agent(RandomProposer(proposals), grounding=False)
+    judged: list = []
+    agent, world, executed = make_agent(RandomProposer(proposals), grounding=False, judged=judged)
     agent.run("anything", None)
+    assert judged == [("pick(tomato_1)", False), ("open(fridge_1)", False), ("teleport()", None)]
     # pick(tomato_1): unseen by the robot, real in the world (inside the closed fridge)
     assert [o.failure for o in executed] == ["precondition", "precondition", "invalid"]

@@ -90,9 +90,10 @@ class RosRobot:
         self.node = node
         self.config = config
         self.endpoints = dict(endpoints)
-        # Created on a skill's first use: every client adds entities that rclpy's executor walks on
-        # each wake-up, and a task uses few of the skills.
-        self.clients: dict[str, ActionClient] = {}
+        # Created up front, so DDS discovery of every skill server happens at start-up, not in the
+        # middle of a task (where, on a loaded machine, it can outlast server_wait).
+        self.clients: dict[str, ActionClient] = {
+            name: ActionClient(node, ACTION_TYPES[e.type], e.action) for name, e in self.endpoints.items()}
         self.cancel = threading.Event()
         self.last_robot: RobotState | None = None  # as last observed, for markers
         self._latest: SceneGraph | None = None
@@ -153,15 +154,15 @@ class RosRobot:
         if endpoint is None:
             return SkillOutcome(call, False, f"{call} not executed: no action server is configured for skill "
                                              f"'{call.skill}'", "unavailable")
-        client = self.clients.get(call.skill)
-        if client is None:
-            client = self.clients[call.skill] = ActionClient(self.node, ACTION_TYPES[endpoint.type], endpoint.action)
+        client = self.clients[call.skill]
         if not client.wait_for_server(timeout_sec=self.config.server_wait):
             return SkillOutcome(call, False, f"{call} not executed: the skill server {endpoint.action} is not "
                                              f"running (waited {self.config.server_wait:.1f} s)", "unavailable")
         goal = ExecuteSkill.Goal(call=call_to_msg(call))
         sent = client.send_goal_async(goal)
         if not _wait(sent, self.config.server_wait, self.cancel):
+            # Given up on: should the server accept it after all, cancel it, so no skill runs unwatched.
+            sent.add_done_callback(_cancel_if_accepted)
             if self.cancel.is_set():
                 return SkillOutcome(call, False, f"{call} canceled before it started", "canceled")
             return SkillOutcome(call, False, f"{call}: {endpoint.action} did not accept the goal in time", "timeout")
@@ -189,6 +190,12 @@ class RosRobot:
         for client in self.clients.values():
             client.destroy()
         self.node.destroy_node()
+
+
+def _cancel_if_accepted(sent: Any) -> None:
+    handle = sent.result()
+    if handle is not None and handle.accepted:
+        handle.cancel_goal_async()
 
 
 def _stamp_ns(stamp: Any) -> int:
