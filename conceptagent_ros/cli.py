@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -14,17 +15,55 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def _failure_rates(items: list[str] | None) -> dict[str, float]:
+    from conceptagent_ros.skills.contract import load_skill_library
+
+    skills = load_skill_library().names()
     rates: dict[str, float] = {}
     for item in items or []:
         skill, _, value = item.partition("=")
         try:
             rate = float(value)
         except ValueError:
-            raise ConceptAgentError(f"--failure-rate takes SKILL=P, e.g. pick=0.2; got {item!r}") from None
-        if not 0.0 <= rate <= 1.0:
-            raise ConceptAgentError(f"--failure-rate {item}: P must be in [0, 1]")
+            raise ConceptAgentError(f"--failure-rate takes SKILL=P, e.g. pick=0.2; got {_printable(item)!r}") from None
+        if not 0.0 <= rate <= 1.0:  # also refuses nan
+            raise ConceptAgentError(f"--failure-rate {_printable(item)}: P must be in [0, 1]")
+        if skill not in skills:
+            raise ConceptAgentError(f"--failure-rate {_printable(item)}: no skill '{_printable(skill)}'; "
+                                    f"skills are {', '.join(skills)}")
         rates[skill] = rate
     return rates
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """What may reach a terminal: no escape sequences or other control characters from the input."""
+    return "".join(ch if ch.isprintable() else "?" for ch in str(text)[:limit])
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {_printable(text)!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _writable_file(path: str, flag: str) -> str:
+    """Refuse a path that cannot become a file before any work is done."""
+    target = Path(path)
+    if target.is_dir():
+        raise ConceptAgentError(f"{flag} {_printable(path)} is a directory; give a file name")
+    parent = target.parent if str(target.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise ConceptAgentError(f"{flag} {_printable(path)}: {parent} is not a directory")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        with target.open("a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ConceptAgentError(f"{flag} {_printable(path)}: cannot write there ({e.strerror or e})") from None
+    return path
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -34,22 +73,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         call = report.record.call
         if report.executed:
             mark = "ok " if report.record.success else "ERR"
-        elif call is not None and call.skill == "done":
+        elif call is not None and call.skill == "done" and report.record.success:
             mark = "END"
         else:
             mark = "NO "
         print(f"[step {report.step:>2}] {mark} {call if call else '(unusable reply)'}", flush=True)
-        if not (report.executed and report.record.success) and not (call and call.skill == "done"):
+        if not report.record.success:
             print(f"          {report.record.feedback}", flush=True)
         elif report.new_objects:
             print(f"          newly observed: {', '.join(report.new_objects)}", flush=True)
 
+    trace = _writable_file(args.trace, "--trace") if args.trace else None
     spec = EpisodeSpec(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
-        seed=args.seed, max_steps=args.max_steps, failure_rates=_failure_rates(args.failure_rate), trace=args.trace,
+        seed=args.seed, max_steps=args.max_steps, failure_rates=_failure_rates(args.failure_rate), trace=trace,
     )
-    print(f"Task: {' '.join(args.instruction.split())[:200]}\nScene: {args.scene}   planner: {args.planner}   "
-          f"llm: {args.llm}   seed: {args.seed}", flush=True)
+    print(f"Task: {_printable(' '.join(args.instruction.split()))}\nScene: {_printable(args.scene)}   "
+          f"planner: {_printable(args.planner)}   llm: {_printable(args.llm)}   seed: {args.seed}", flush=True)
     result = run_episode(spec, on_step=show)
     print(f"Goal: {result.goal}")
     verdict = "SUCCESS: the goal holds" if result.success else f"FAILED: unmet {', '.join(result.unmet) or 'goal'}"
@@ -64,6 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.planning.planners import PlannerSpec
     from conceptagent_ros.sim.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
+    from conceptagent_ros.sim.journal import EpisodeJournal
     from conceptagent_ros.sim.tasks import load_suite, load_tasks
 
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
@@ -76,7 +117,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
                          failure_rates=_failure_rates(args.failure_rate), out=out)
-    rows = run_bench(tasks, config)
+    journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
+    if journal is not None and journal.done:
+        print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)
+    rows = run_bench(tasks, config, journal=journal)
     summary = summarize(rows)
     print(markdown_table(summary))
     if out is not None:
@@ -115,7 +159,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     from conceptagent_ros.sim.study import run_study
 
     command = "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    report = run_study(Path(args.file), Path(args.out), command, sections_only=args.section or ())
+    report = run_study(Path(args.file), Path(args.out), command, sections_only=args.section or (), resume=args.resume)
     print(f"Report written to {report}")
     return EXIT_OK
 
@@ -210,8 +254,15 @@ def add_ros_parsers(sub: Any) -> None:
     say.set_defaults(func=lambda a: _ros("cmd_say", a))
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments get one line naming the flag (and exit 2), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {_printable(message, 500)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="conceptagent", description="ConceptAgent task planning on the embedded world")
+    parser = OneLineParser(prog="conceptagent", description="ConceptAgent task planning on the embedded world")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -224,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "options as NAME:key=value,... (see the README)")
     run.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH (grounded-decoding)")
     run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--max-steps", type=int, default=40)
+    run.add_argument("--max-steps", type=_positive_int, default=40)
     run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
     run.add_argument("--trace", help="write a JSONL trace of every step to this file")
     run.set_defaults(func=cmd_run)
@@ -234,10 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
     bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH")
-    bench.add_argument("--seeds", type=int, default=1)
-    bench.add_argument("--max-steps", type=int, default=40)
+    bench.add_argument("--seeds", type=_positive_int, default=1)
+    bench.add_argument("--max-steps", type=_positive_int, default=40)
     bench.add_argument("--failure-rate", action="append", metavar="SKILL=P")
     bench.add_argument("--out", help="directory for results.json, results.md and traces")
+    bench.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                       help="with the same --out and configuration, skip the episodes already done (default); "
+                            "--no-resume discards them and starts over")
     bench.set_defaults(func=cmd_bench)
 
     scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
@@ -248,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("file", help="study YAML, e.g. config/studies/planners.yaml")
     st.add_argument("--out", required=True, help="report directory, e.g. docs/benchmarks")
     st.add_argument("--section", action="append", help="run only these section ids")
+    st.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                    help="skip episodes already in --out's journal when the study file is unchanged (default)")
     st.set_defaults(func=cmd_study)
 
     oh = sub.add_parser("overhead", help="planning overhead outside the LLM per decision on a large scene")
@@ -285,8 +341,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ConceptAgentError as e:
-        print(f"conceptagent: error: {e}", file=sys.stderr)
+        print(f"conceptagent: error: {_printable(str(e), 2000)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `conceptagent scenes apartment | head`: the reader left, nothing is wrong
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         print("conceptagent: interrupted", file=sys.stderr)
         return 130

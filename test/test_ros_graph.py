@@ -41,7 +41,7 @@ class Client:
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()
-        assert self.tasks.wait_for_server(timeout_sec=10.0)
+        assert self.tasks.wait_for_server(timeout_sec=30.0)
 
     def send(self, instruction: str, goal: str = "", max_steps: int = 0, feedback: list | None = None):
         fb = feedback if feedback is not None else []
@@ -152,7 +152,8 @@ def test_cancel_stops_the_running_skill_within_a_second(graph):
 
 def test_second_goal_rejected_while_busy(graph):
     _, client = graph(robot={"skill_duration": 0.3})
-    first = client.send("put the apple in the fridge")
+    steps: list = []
+    first = client.send("put the apple in the fridge", feedback=steps)
     assert first.accepted
     time.sleep(0.3)
     second = client.send("open the fridge")
@@ -161,7 +162,7 @@ def test_second_goal_rejected_while_busy(graph):
     wait_until(lambda: any(s.state == TaskStatus.REJECTED and "busy" in s.message for s in client.statuses), 5.0,
                "REJECTED status for the command")
     response = wait_future(first.get_result_async(), 60.0)
-    assert response.status == GoalStatus.STATUS_SUCCEEDED
+    assert response.status == GoalStatus.STATUS_SUCCEEDED, [(s.call.skill, s.failure, s.feedback) for s in steps]
 
 
 def test_second_goal_preempts_when_asked(graph):
@@ -203,11 +204,13 @@ def test_injected_failures_are_recovered(graph):
 def test_a_skill_that_always_fails_ends_the_task_without_hanging(graph):
     _, client = graph(robot={"failure_rates": ["pick=1.0"]})
     started = time.monotonic()
-    response, feedback = client.run("put the apple in the fridge", max_steps=12, timeout=60.0)
+    response, feedback = client.run("put the apple in the fridge", max_steps=20, timeout=60.0)
     assert time.monotonic() - started < 60.0
     assert response.status == GoalStatus.STATUS_ABORTED
     assert not response.result.success and response.result.error_code == ExecuteTask.Result.GOAL_NOT_REACHED
-    assert response.result.steps == 12 and len(response.result.unmet) == 1
+    # ended early, the failing skill named (not the step budget)
+    assert response.result.steps < 20 and "the skill pick kept failing" in response.result.error_msg
+    assert len(response.result.unmet) == 1
     assert any(s.call.skill == "pick" and s.failure == "physical" for s in feedback)
 
 

@@ -20,7 +20,7 @@ from conceptagent_ros.planning.state_text import describe_state
 from conceptagent_ros.planning.trace import TraceWriter
 from conceptagent_ros.planning.verifier import PreconditionVerifier, Verdict
 from conceptagent_ros.scene.graph import SceneGraph
-from conceptagent_ros.skills.contract import RobotInterface, SkillLibrary, SkillOutcome
+from conceptagent_ros.skills.contract import RobotInterface, SkillCall, SkillLibrary, SkillOutcome
 
 MAX_TRACE_TEXT = 4000
 
@@ -31,6 +31,9 @@ class AgentConfig:
     precondition_grounding: bool = True
     max_consecutive_errors: int = 8  # unusable replies in a row before the agent stops
     history_window: int = 12  # steps of history the proposer sees
+    max_call_failures: int = 3  # the same call failing this often is not executed again this episode
+    max_skill_failures: int = 6  # a skill failing this often (any arguments, refusals included) ends it
+    check_done: bool = True  # `done` is refused while the known goal does not hold in the belief
 
 
 @dataclass
@@ -57,6 +60,9 @@ class EpisodeStats:
     malformed_replies: int = 0
     declared_done: bool = False
     canceled: bool = False
+    premature_done: int = 0  # `done` refused because the goal did not hold in the belief
+    repeated_failures_refused: int = 0  # calls not executed because they had failed too often
+    failing_skill: str = ""  # the skill that kept failing, when that ended the episode
     stop_reason: str = ""
     wall_seconds: float = 0.0
     llm_seconds: float = 0.0
@@ -93,6 +99,8 @@ class Agent:
         self.cancel = cancel or threading.Event()
         self.history: list[StepRecord] = []
         self.stats = EpisodeStats()
+        self.call_failures: dict[SkillCall, list[str]] = {}  # call -> why it failed, each time
+        self.skill_failures: dict[str, int] = {}
         verifier.set_hint(graph.near_hint)
 
     def run(self, instruction: str, goal: Goal | None) -> EpisodeStats:
@@ -108,12 +116,14 @@ class Agent:
             self.stats.steps = step
             self._emit(report)
             if report.record.call is not None and report.record.call.skill == "done" and report.verdict is not None \
-                    and not report.verdict.invalid_call:
+                    and not report.verdict.invalid_call and report.record.success:
                 self.stats.declared_done = True
                 self.stats.stop_reason = "the agent declared the task done"
                 break
             if report.record.failure == "canceled" or self.cancel.is_set():
                 self._canceled()
+                break
+            if self._skill_kept_failing(report):
                 break
             consecutive_errors = consecutive_errors + 1 if report.record.failure in ("malformed", "invalid") else 0
             if consecutive_errors >= self.config.max_consecutive_errors:
@@ -124,6 +134,19 @@ class Agent:
         self.stats.wall_seconds = time.perf_counter() - start
         self.stats.acting_seconds = self.stats.wall_seconds - self.stats.planning_seconds
         return self.stats
+
+    def _skill_kept_failing(self, report: StepReport) -> bool:
+        call = report.record.call
+        failed_run = report.executed and not report.record.success and report.record.failure not in ("canceled",)
+        if call is None or not (failed_run or report.record.failure == "repeated"):
+            return False
+        count = self.skill_failures[call.skill] = self.skill_failures.get(call.skill, 0) + 1
+        if count < self.config.max_skill_failures:
+            return False
+        self.stats.failing_skill = call.skill
+        self.stats.stop_reason = (f"the skill {call.skill} kept failing ({count} failures; last: "
+                                  f"{report.record.feedback[:300]})")
+        return True
 
     def _canceled(self) -> None:
         self.stats.canceled = True
@@ -152,8 +175,21 @@ class Agent:
         elif not verdict.feasible:
             self.stats.infeasible_proposed += 1
         if call.skill == "done" and not verdict.invalid_call:
+            unmet = goal.unmet(state) if goal is not None and self.config.check_done else []
+            if unmet:
+                self.stats.premature_done += 1
+                feedback = (f"done() refused: the task is not finished; still unmet: {'; '.join(unmet)}. "
+                            "Keep going, or explore to find what is missing")
+                return StepReport(step, proposal, verdict, False, None,
+                                  StepRecord(step, call, False, False, feedback, "premature_done"))
             record = StepRecord(step, call, False, True, "the agent declared the task done")
             return StepReport(step, proposal, verdict, False, None, record)
+        failures = self.call_failures.get(call, [])
+        if len(failures) >= self.config.max_call_failures:
+            self.stats.repeated_failures_refused += 1
+            feedback = (f"{call} was not executed: it already failed {len(failures)} times this episode "
+                        f"(last: {failures[-1][:200]}); it will not be tried again. Try another way")
+            return StepReport(step, proposal, verdict, False, None, StepRecord(step, call, False, False, feedback, "repeated"))
         if self.config.precondition_grounding and not verdict.feasible:
             failure = "invalid" if verdict.invalid_call else "blocked"
             return StepReport(step, proposal, verdict, False, None,
@@ -162,10 +198,17 @@ class Agent:
             self.stats.infeasible_executed += 1
         outcome = self.robot.execute(call)
         self.stats.executed += 1
+        repeated = ""
         if not outcome.success:
             self.stats.failed_executions += 1
+            if outcome.failure != "canceled":
+                failures = self.call_failures.setdefault(call, [])
+                failures.append(outcome.message)
+                if len(failures) > 1:
+                    repeated = (f" (failure {len(failures)} of {call}; after {self.config.max_call_failures} "
+                                "it is not tried again)")
         new = self.graph.integrate(self.robot.observe(), step)
-        feedback = outcome.message + (f"; newly observed: {', '.join(new)}" if new else "")
+        feedback = outcome.message + repeated + (f"; newly observed: {', '.join(new)}" if new else "")
         record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure)
         return StepReport(step, proposal, verdict, True, outcome, record, new)
 

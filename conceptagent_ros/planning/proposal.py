@@ -19,7 +19,7 @@ class StepRecord:
     executed: bool
     success: bool
     feedback: str  # outcome or unsatisfied preconditions or parse error, in words
-    failure: str | None = None  # precondition | physical | invalid | malformed | blocked
+    failure: str | None = None  # precondition | physical | invalid | malformed | blocked | premature_done | repeated | ...
 
 
 @dataclass(frozen=True)

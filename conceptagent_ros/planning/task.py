@@ -18,6 +18,7 @@ from conceptagent_ros.errors import PDDLError, TaskFileError
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
 from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.planning.goal_check import impossible_atoms
 from conceptagent_ros.planning.instruction import clean_instruction, interpret_instruction
 from conceptagent_ros.planning.pddl.domain import PDDLDomain, cached_domain
 from conceptagent_ros.planning.planners import PlannerSpec, build_planner
@@ -27,7 +28,7 @@ from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import RobotState, Room
-from conceptagent_ros.scene.symbolic import load_predicates
+from conceptagent_ros.scene.symbolic import load_predicates, predicates_by_name
 from conceptagent_ros.skills.contract import RobotInterface, SkillLibrary, load_skill_library
 
 ROOM_TYPE = "room"
@@ -52,6 +53,16 @@ class TaskMap:
     rooms: Mapping[str, Room]
     vocabulary: frozenset[str]
     known_types: Mapping[str, str] = field(default_factory=dict)  # object id -> category, for goal constants
+    known_affordances: Mapping[str, frozenset[str]] = field(default_factory=dict)  # object id -> affordances
+
+    def category_affordances(self) -> dict[str, frozenset[str]]:
+        """What each category affords: the defaults, widened by what known objects of it afford."""
+        result = {c: frozenset(d.get("affordances", [])) for c, d in category_defaults().items()}
+        for oid, affordances in self.known_affordances.items():
+            category = self.known_types.get(oid)
+            if category is not None:
+                result[category] = result.get(category, frozenset()) | affordances
+        return result
 
     def domain_types(self) -> set[str]:
         return set(category_defaults()) | set(self.vocabulary) | {ROOM_TYPE}
@@ -106,6 +117,10 @@ def prepare_task(request: TaskRequest, task_map: TaskMap, skills: SkillLibrary |
     skills = skills or load_skill_library()
     domain = cached_domain(load_predicates(), skills, task_map.domain_types(), request.preconditions)
     goal = resolve_goal(instruction, request.goal, domain, task_map)
+    impossible = impossible_atoms(goal, predicates_by_name(), task_map.known_affordances,
+                                  task_map.category_affordances(), task_map.known_types)
+    if impossible:
+        raise TaskFileError(f"the goal {goal.text} can never hold: {impossible[0]}")
     verifier = PreconditionVerifier(domain, skills)
     built = build_planner(planner_spec, llm, domain, skills, request.seed, request.task_id)
     return PreparedTask(request, instruction, goal, domain, verifier, planner_spec, llm, built, skills,
@@ -121,7 +136,9 @@ def run_task(
     trace: str | Path | None = None,
 ) -> TaskOutcome:
     graph = SceneGraph(task.rooms, start)
-    config = AgentConfig(max_steps=task.request.max_steps, precondition_grounding=task.built.grounding)
+    # `done` is checked against the goal like any other action's preconditions: where grounding is on.
+    config = AgentConfig(max_steps=task.request.max_steps, precondition_grounding=task.built.grounding,
+                         check_done=task.built.grounding)
     writer = TraceWriter(trace) if trace else None
     proposer = task.built.proposer
     try:

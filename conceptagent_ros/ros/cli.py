@@ -92,9 +92,9 @@ def printable(text: str, limit: int = 200) -> str:
 
 def print_step(step: Any) -> None:
     call = f"{step.call.skill}({', '.join(step.call.args)})" if step.call.skill else "(unusable reply)"
-    mark = ("ok " if step.success else "ERR") if step.executed else ("END" if step.call.skill == "done" else "NO ")
+    mark = ("ok " if step.success else "ERR") if step.executed else ("END" if step.success else "NO ")
     print(f"[step {step.step:>2}] {mark} {printable(call)}", flush=True)
-    if not (step.executed and step.success) and step.call.skill != "done":
+    if not step.success:
         print(f"          {printable(step.feedback, 2000)}", flush=True)
 
 

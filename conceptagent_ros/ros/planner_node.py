@@ -17,7 +17,7 @@ Clients:     skills/<skill> (conceptagent_ros/ExecuteSkill)    one per skill, re
 Parameters:  llm (string, offline), planner (string, react), max_steps (int, 40), seed (int, 0),
              preempt (bool, false): a new task while busy replaces the running one instead of being rejected,
              observation_source (string, topic | service), scene_graph_service (string), scene_graph_topic (string),
-             skill_server_wait (double, 2.0 s), skill_timeout (double, 120 s), graph_timeout (double, 5 s),
+             skill_server_wait (double, 5.0 s), skill_timeout (double, 120 s), graph_timeout (double, 5 s),
              frame_id (string, map), skills.<skill>.action (string, skills/<skill>),
              skills.<skill>.type (string, conceptagent_ros/action/ExecuteSkill)
 """
@@ -90,7 +90,7 @@ class PlannerNode(Node):
         p("scene_graph_service", "get_scene_graph", describe("scene_graph_service", "GetSceneGraph service name"))
         p("scene_graph_topic", "scene_graph", describe("scene_graph_topic", "SceneGraph topic name"))
         seconds = [FloatingPointRange(from_value=0.0, to_value=3600.0)]
-        p("skill_server_wait", 2.0, describe("skill_server_wait", "seconds to wait for a skill server",
+        p("skill_server_wait", 5.0, describe("skill_server_wait", "seconds to wait for a skill server",
                                              floating_point_range=seconds))
         p("skill_timeout", 120.0, describe("skill_timeout", "seconds a skill may run before it is canceled",
                                            floating_point_range=seconds))
@@ -167,7 +167,8 @@ class PlannerNode(Node):
         """Observe, prepare (all input checks), then run the loop. Raises ConceptAgentError on bad input."""
         snapshot = self.robot.snapshot()
         seen = {o.id: o.category for o in snapshot.observation.objects}
-        task_map = TaskMap(snapshot.rooms, snapshot.vocabulary | frozenset(seen.values()), seen)
+        task_map = TaskMap(snapshot.rooms, snapshot.vocabulary | frozenset(seen.values()), seen,
+                           {o.id: o.affordances for o in snapshot.observation.objects})
         prepared = prepare_task(request, task_map, self.skills)
         goal = prepared.goal.text
         self._publish_status(TaskStatus.RUNNING, task, goal, 0, f"pursuing {goal}")

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -42,7 +43,9 @@ from conceptagent_ros.srv import GetSceneGraph
 EXECUTE_SKILL_TYPE = "conceptagent_ros/action/ExecuteSkill"
 ACTION_TYPES: dict[str, Any] = {EXECUTE_SKILL_TYPE: ExecuteSkill}
 POLL_SECONDS = 0.01
-CANCEL_GRACE_SECONDS = 1.0
+CANCEL_GRACE_SECONDS = 0.5  # for the robot to acknowledge a cancel request
+RESULT_RETRY_SECONDS = 0.5
+TERMINAL = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 
 
 class RobotLinkError(ConceptAgentError):
@@ -61,7 +64,7 @@ class RobotLinkConfig:
     observation: str = "topic"  # topic | service
     graph_service: str = "get_scene_graph"
     graph_topic: str = "scene_graph"
-    server_wait: float = 2.0  # seconds to wait for a skill server to appear
+    server_wait: float = 5.0  # seconds to wait for a skill server to appear and accept a goal
     skill_timeout: float = 120.0  # seconds a skill may run before it is canceled
     graph_timeout: float = 5.0  # seconds to wait for a scene graph
 
@@ -169,20 +172,35 @@ class RosRobot:
         handle = sent.result()
         if handle is None or not handle.accepted:
             return SkillOutcome(call, False, f"{call}: {endpoint.action} rejected the goal", "unavailable")
-        result_future = handle.get_result_async()
-        if _wait(result_future, self.config.skill_timeout, self.cancel):
-            response = result_future.result()
-            self._fresh_from_ns = max(self._fresh_from_ns, _stamp_ns(response.result.finished))
-            return outcome_from_result(call, response.result)
-        # Canceled by the task, or over time: stop the skill on the robot, and say which.
+        result = self._await_result(handle, self.config.skill_timeout)
+        if result is not None:
+            self._fresh_from_ns = max(self._fresh_from_ns, _stamp_ns(result.finished))
+            return outcome_from_result(call, result)
+        # Canceled by the task, or over time: ask the robot to stop the skill, and say which. The
+        # skill server finishes the goal on its own; the task does not wait for that.
         reason = "canceled" if self.cancel.is_set() else "timeout"
-        stopped = handle.cancel_goal_async()
-        _wait(stopped, CANCEL_GRACE_SECONDS)
-        _wait(result_future, CANCEL_GRACE_SECONDS)
+        _wait(handle.cancel_goal_async(), CANCEL_GRACE_SECONDS)
         if reason == "canceled":
             return SkillOutcome(call, False, f"{call} canceled while running", "canceled")
         return SkillOutcome(call, False, f"{call} did not finish within {self.config.skill_timeout:.0f} s and was "
                                          "canceled", "timeout")
+
+    def _await_result(self, handle: Any, timeout: float) -> Any:
+        """The goal's result; None on timeout or cancel. A result response can be lost (DDS drops a
+        response sent before the server has matched this client's reader): once the status topic
+        says the goal has ended and no result came, the result is asked for again."""
+        future = handle.get_result_async()
+        deadline = time.monotonic() + timeout
+        ended_at: float | None = None
+        while not _wait(future, RESULT_RETRY_SECONDS, self.cancel):
+            if self.cancel.is_set() or time.monotonic() > deadline:
+                return None
+            if handle.status in TERMINAL:
+                if ended_at is None:
+                    ended_at = time.monotonic()
+                elif time.monotonic() - ended_at > RESULT_RETRY_SECONDS:
+                    future, ended_at = handle.get_result_async(), None
+        return future.result().result
 
     def destroy(self) -> None:
         self.executor.shutdown(timeout_sec=2.0)

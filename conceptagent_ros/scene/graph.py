@@ -81,6 +81,13 @@ class SceneGraph:
     def symbolic_state(self) -> SymbolicState:
         return derive_symbolic_state(self.rooms, self.objects, self.robot, self.searched)
 
+    def frontier_size(self) -> int:
+        """How much is still unexplored: rooms never visited and receptacles never searched. Planners
+        that give up after a number of re-plans scale that number with it."""
+        rooms = len(set(self.rooms) - self.visited_rooms)
+        receptacles = sum(1 for o in self.objects.values() if o.has("receptacle") and o.id not in self.searched)
+        return rooms + receptacles
+
     def distance_to(self, object_id: str) -> float | None:
         if object_id in self.objects:
             return distance(self.robot.position, self.objects[object_id].position)

@@ -26,6 +26,7 @@ class PredicateSpec:
     true_text: str
     false_text: str
     static: bool = False
+    requires: tuple[str | None, ...] = ()  # the affordance each argument needs for the atom ever to hold
 
     @property
     def arity(self) -> int:
@@ -47,6 +48,7 @@ def load_predicates() -> tuple[PredicateSpec, ...]:
             PredicateSpec(
                 name=p["name"], params=tuple(p["params"]), description=p["description"],
                 true_text=p["when_true"], false_text=p["when_false"], static=bool(p.get("static", False)),
+                requires=tuple(p.get("requires") or ()),
             )
             for p in raw
         )

@@ -3,6 +3,7 @@ Markdown results. Planning time is the episode's wall time minus the language mo
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 import time
@@ -13,6 +14,7 @@ from typing import Any, TextIO
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.sim.episode import EpisodeResult, EpisodeSpec, run_episode
+from conceptagent_ros.sim.journal import EpisodeJournal, episode_key, write_atomic
 from conceptagent_ros.sim.tasks import Task
 
 
@@ -25,17 +27,39 @@ class BenchConfig:
     failure_rates: dict[str, float] | None = None
     out: Path | None = None
 
+    def fingerprint(self, tasks: Sequence[Task]) -> dict[str, Any]:
+        """What must match for a rerun to resume from an earlier run's episodes."""
+        return {"planners": list(self.planners), "llm": self.llm, "seeds": self.seeds, "max_steps": self.max_steps,
+                "failure_rates": dict(sorted((self.failure_rates or {}).items())),
+                "tasks": [f"{t.suite}/{t.id}" for t in tasks]}
+
+
+KEY_FIELDS = ("section", "llm", "planner", "seed", "suite", "task_id")
+
 
 def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None = None,
-              runner: Callable[[EpisodeSpec], EpisodeResult] = run_episode) -> list[dict[str, Any]]:
+              runner: Callable[[EpisodeSpec], EpisodeResult] = run_episode,
+              journal: EpisodeJournal | None = None, extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every (planner, seed, task) episode; with a journal, each is written as it finishes and
+    those already in it are not run again. `extra` fields (a study's section) go into each row."""
     stream = stream or sys.stderr  # resolved per call: tests and tools swap sys.stderr
+    extra = extra or {}
     rows: list[dict[str, Any]] = []
     total = len(tasks) * len(config.planners) * config.seeds
     done = 0
+    resumed = 0
     start = time.perf_counter()
     for planner in config.planners:
         for seed in range(config.seeds):
             for task in tasks:
+                key = episode_key({**extra, "llm": config.llm, "planner": planner, "seed": seed, "suite": task.suite,
+                                   "task_id": task.id}, KEY_FIELDS)
+                earlier = journal.get(key) if journal is not None else None
+                if earlier is not None:
+                    rows.append(earlier)
+                    done += 1
+                    resumed += 1
+                    continue
                 spec = EpisodeSpec(
                     instruction=task.instruction, scene=task.scene, goal=task.goal, planner=planner,
                     llm=config.llm, seed=seed, max_steps=task.max_steps or config.max_steps,
@@ -48,10 +72,13 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                 except ConceptAgentError as e:
                     row = {"suite": task.suite, "task_id": task.id, "planner": planner, "seed": seed,
                            "success": False, "error": str(e)}
+                row.update(extra)
+                if journal is not None:
+                    journal.record(key, row)
                 rows.append(row)
                 done += 1
                 elapsed = time.perf_counter() - start
-                eta = elapsed / done * (total - done)
+                eta = elapsed / max(1, done - resumed) * (total - done)
                 mark = "ok  " if row.get("success") else "FAIL"
                 stream.write(f"[{done:>4}/{total}] {mark} {planner:<24} {config.llm:<16} seed {seed} {task.id:<12} "
                              f"steps {row.get('stats', {}).get('steps', '-'):>3}  "
@@ -137,19 +164,20 @@ def episode_record(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+    write_atomic(path, buffer.getvalue())
 
 
 def write_data_files(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str,
                      lead_columns: Sequence[str] = ()) -> None:
     """results.json, episodes.csv (with `lead_columns` of each row first) and summary.csv."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"command": command, "episodes": list(rows),
-                                                  "summary": list(summary)}, indent=2, default=str))
+    write_atomic(out / "results.json", json.dumps({"command": command, "episodes": list(rows),
+                                                   "summary": list(summary)}, indent=2, default=str))
     write_csv(out / "episodes.csv", [{**episode_record(r), **{c: r.get(c, "") for c in lead_columns}} for r in rows],
               (*lead_columns, *EPISODE_COLUMNS))
     write_csv(out / "summary.csv", summary, SUMMARY_COLUMNS)
@@ -164,4 +192,4 @@ def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[d
         for r in failures:
             md.append(f"- {r.get('planner')} seed {r.get('seed')} {r.get('task_id')}: "
                       f"{r.get('error') or 'unmet: ' + ', '.join(r.get('unmet', []))}")
-    (out / "results.md").write_text("\n".join(md) + "\n")
+    write_atomic(out / "results.md", "\n".join(md) + "\n")

@@ -3,6 +3,7 @@ suites x seeds), then write one Markdown report with tables, ratios and PNG plot
 CSV of every episode. config/studies/planners.yaml made docs/benchmarks/."""
 from __future__ import annotations
 
+import hashlib
 import platform
 import sys
 import time
@@ -23,6 +24,7 @@ from conceptagent_ros.sim.bench import (
     summarize,
     write_data_files,
 )
+from conceptagent_ros.sim.journal import EpisodeJournal, write_atomic
 from conceptagent_ros.sim.tasks import load_suite
 
 METRIC_LABELS = {
@@ -62,12 +64,15 @@ def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
 
 
 def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
-              sections_only: Sequence[str] = ()) -> Path:
+              sections_only: Sequence[str] = (), resume: bool = True) -> Path:
     stream = stream or sys.stderr  # resolved per call: tests and tools swap sys.stderr
     title, sections, overhead_cfg, reading = load_study(path)
     if sections_only:
         sections = [s for s in sections if s.id in sections_only]
-    out.mkdir(parents=True, exist_ok=True)
+    fingerprint = {"study": hashlib.sha256(path.read_bytes()).hexdigest(), "sections": [s.id for s in sections]}
+    journal = EpisodeJournal(out, fingerprint, resume=resume)
+    if journal.done:
+        stream.write(f"Resuming: {len(journal.done)} episodes already in {journal.path}\n")
     started = time.perf_counter()
     md = [f"# {title}\n", f"Made by `{command}` ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
           f"Python {platform.python_version()}). Every figure below comes from the files beside this report: "
@@ -85,7 +90,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
         for llm in section.llms:
             config = BenchConfig(planners=[str(PlannerSpec.parse(p)) for p in section.planners], llm=llm,
                                  seeds=section.seeds)
-            rows += run_bench(tasks, config, stream)
+            rows += run_bench(tasks, config, stream, journal=journal, extra={"section": section.id})
         for r in rows:
             r["section"] = section.id
         all_rows += rows
@@ -104,7 +109,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
         md += ["## Reading these results\n", reading_text(reading)]
     md.append(f"\nTotal run time {time.perf_counter() - started:.0f} s.\n")
     report = out / "README.md"
-    report.write_text("\n".join(md), encoding="utf-8")
+    write_atomic(report, "\n".join(md))
     return report
 
 

@@ -24,7 +24,7 @@ class LLMPlannerConfig:
     examples: int = 9  # in-context examples (the paper uses 9)
     replan_every: int = 8  # executed steps after which the plan is regenerated
     logit_bias: bool = True
-    max_replans: int = 20
+    max_replans: int = 20  # plus one per room not visited and receptacle not searched
 
 
 class LLMPlanner:
@@ -60,8 +60,9 @@ class LLMPlanner:
             self._plan = []
         error = None
         if not self._plan:
-            if self.counters.values.get("plans", 0) >= self.config.max_replans:
-                return mark.proposal(SkillCall("done"), raw="giving up: re-planning limit reached")
+            limit = self.config.max_replans + context.graph.frontier_size()  # grows with what is unexplored
+            if self.counters.values.get("plans", 0) >= limit:
+                return mark.proposal(SkillCall("done"), raw=f"giving up: re-planning limit of {limit} reached")
             error = self._make_plan(context)
         if not self._plan:
             return mark.proposal(None, error=error or "the plan was empty")

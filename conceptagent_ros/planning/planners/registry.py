@@ -1,6 +1,7 @@
 """Planner names, their options, and how each is wired to a language-model backend."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,14 @@ PLANNERS: dict[str, tuple[str, dict[str, str]]] = {
 GROUNDING_DEFAULT = {"base": "off"}
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class PlannerSpec:
     name: str
@@ -50,6 +59,10 @@ class PlannerSpec:
                 raise ConceptAgentError(f"planner option {item!r} not understood; {name} takes "
                                         + ", ".join(f"{k}={v or '...'}" for k, v in allowed.items()))
             options[key.strip()] = value.strip()
+        for key, value in options.items():  # numeric options: finite, non-negative numbers, at parse time
+            if _is_number(allowed[key]):
+                if not _is_number(value) or not math.isfinite(float(value)) or float(value) < 0:
+                    raise ConceptAgentError(f"planner option {key}={value!r} must be a number (finite, at least 0)")
         return cls(name, {**allowed, **options})
 
     def __str__(self) -> str:
@@ -68,7 +81,7 @@ class PlannerSpec:
             value = kind(self.options[key])
         except ValueError:
             raise ConceptAgentError(f"planner option {key}={self.options[key]!r} must be a number") from None
-        if value < low:
+        if not math.isfinite(value) or value < low:
             raise ConceptAgentError(f"planner option {key}={value} must be at least {low}")
         return value
 

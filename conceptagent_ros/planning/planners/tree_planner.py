@@ -30,7 +30,7 @@ from conceptagent_ros.skills.contract import SkillCall
 class TreePlannerConfig:
     samples: int = 10  # N plans per sampling request (the paper uses 25 and 50)
     temperature: float = 0.8
-    max_replans: int = 10  # the paper's maximum number of error corrections
+    max_replans: int = 10  # the paper's maximum number of error corrections, plus one per unexplored place
 
 
 @dataclass(eq=False)
@@ -121,8 +121,11 @@ class TreePlanner:
         mark = UsageMark.now(self.usage)
         self._observe_outcome(context)
         if self.current is None or not self.current.valid_children():
-            if self.counters.values.get("samplings", 0) > self.config.max_replans:
-                return mark.proposal(SkillCall("done"), raw="giving up: too many replans")
+            # The limit grows with what is still unexplored: an object hidden two containers deep
+            # legitimately needs a re-plan per container opened.
+            limit = self.config.max_replans + context.graph.frontier_size()
+            if self.counters.values.get("samplings", 0) > limit:
+                return mark.proposal(SkillCall("done"), raw=f"giving up: {limit} replans and nothing left to explore")
             error = self._sample(context)
             if self.current is None:
                 return mark.proposal(None, error=error or "no plan could be sampled")

@@ -39,17 +39,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"wrote {len(results)} preconditions to {args.out} ({tokens} tokens)")
         return 0
     from conceptagent_ros.planning.preconditions.evaluate import score_preconditions
+    from conceptagent_ros.planning.preconditions.schema import load_preconditions
 
-    path = Path(args.generated)
-    if not path.is_file():
-        raise ConceptAgentError(f"{path} does not exist; run `conceptagent preconditions generate` first")
-    data = yaml.safe_load(path.read_text())
-    if not isinstance(data, dict) or not isinstance(data.get("preconditions"), dict):
-        raise ConceptAgentError(f"{path}: expected a mapping with `preconditions: {{skill: formula}}`")
-    unknown = [s for s in data["preconditions"] if s not in skills]
-    if unknown:
-        raise ConceptAgentError(f"{path}: unknown skills {', '.join(unknown)}")
-    score = score_preconditions(skills, data["preconditions"], predicates, types, samples=args.samples)
+    generated = load_preconditions(Path(args.generated), skills, predicates, types)
+    if args.samples < 1:
+        raise ConceptAgentError("--samples must be at least 1")
+    score = score_preconditions(skills, generated, predicates, types, samples=args.samples)
     print("| skill | generated | ground truth | correct | wrong | missing |\n|---|---|---|---|---|---|")
     for s in score.skills:
         print(f"| {s.skill} | {s.generated} | {s.ground_truth} | {s.correct_generated} | {'; '.join(s.wrong) or '-'} "

@@ -51,7 +51,8 @@ class PreconditionScore:
         return sum(s.correct_generated for s in self.skills) / self.ground_truth if self.ground_truth else 0.0
 
 
-def random_states(predicates: Sequence[PredicateSpec], params: Sequence[str], n: int, seed: int) -> list[tuple[SymbolicState, dict[str, str]]]:
+def random_states(predicates: Sequence[PredicateSpec], params: Sequence[str], n: int,
+                  seed: int) -> list[tuple[SymbolicState, dict[str, str]]]:
     rng = random.Random(seed)
     objects = [f"o{i}" for i in range(len(params) + 2)]
     states = []
@@ -86,7 +87,7 @@ def score_preconditions(
         params = list(parsed.params)
         states = random_states(predicates, params, samples, seed)
 
-        def signature(node: up_model.FNode) -> tuple[bool, ...]:
+        def signature(node: up_model.FNode, states: list[tuple[SymbolicState, dict[str, str]]] = states) -> tuple[bool, ...]:
             fn = compiled(node)
             return tuple(fn(s, b) for s, b in states)
 
