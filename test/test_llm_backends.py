@@ -63,7 +63,8 @@ def test_slow_replies_time_out(chat_server):
         model(server, retries=0, timeout=0.3).complete(HELLO)
 
 
-@pytest.mark.parametrize("body", [b'{"id": "x", "choices": [{"message": {"content": "cut', b"<html>502 Bad Gateway</html>", b'{"choices": []}'])
+@pytest.mark.parametrize("body", [b'{"id": "x", "choices": [{"message": {"content": "cut', b"<html>502 Bad Gateway</html>",
+                                  b'{"choices": []}'])
 def test_truncated_and_non_json_bodies(chat_server, body):
     server = chat_server([{"raw": body}])
     with pytest.raises(LLMError):

@@ -49,7 +49,8 @@ def test_compiled_preconditions_equal_unified_planning_on_random_states(domain):
             import itertools
 
             for args in itertools.product(OBJECTS, repeat=p.arity):
-                key = env.expression_manager.FluentExp(fluents[p.name], [env.expression_manager.ObjectExp(objects[a]) for a in args])
+                em = env.expression_manager
+                key = em.FluentExp(fluents[p.name], [em.ObjectExp(objects[a]) for a in args])
                 values[key] = env.expression_manager.Bool((p.name, *args) in state.atoms)
         up_state = up_model.UPState(values, problem)
         for name, parsed in domain.parsed.items():

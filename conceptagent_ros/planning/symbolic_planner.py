@@ -78,7 +78,8 @@ def planning_domain_text(domain: PDDLDomain) -> str:
         else:
             params = "(" + " ".join(f"?{p.name} - object" for p in s.params) + ")"
             pre, eff = domain.precondition_text[s.name], s.effect
-        lines.append(f" (:action {s.name} :parameters {params}\n  :precondition {' '.join(pre.split())}\n  :effect {' '.join(eff.split())})")
+        lines.append(f" (:action {s.name} :parameters {params}\n  :precondition {' '.join(pre.split())}\n"
+                     f"  :effect {' '.join(eff.split())})")
     lines.append(")")
     return "\n".join(lines)
 
@@ -112,7 +113,8 @@ class SymbolicPlanner:
         )
         atoms = sorted(a for a in state.atoms if a[0] != "near" and all(x in keep for x in a[1:]))
         init = " ".join([f"(robot_at {robot_at})"] + [atom_text(a) for a in atoms])
-        return f"(define (problem task) (:domain {self.domain.name}-planning)\n (:objects {objects})\n (:init {init})\n (:goal {goal}))"
+        return (f"(define (problem task) (:domain {self.domain.name}-planning)\n (:objects {objects})\n (:init {init})\n"
+                f" (:goal {goal}))")
 
     def plan(self, state: SymbolicState, goal: str, robot_at: str, keep: set[str]) -> PlanResult:
         start = time.perf_counter()

@@ -59,7 +59,7 @@ def random_states(predicates: Sequence[PredicateSpec], params: Sequence[str], n:
     for _ in range(n):
         binding = dict(zip(params, rng.sample(objects, len(params))))
         density = rng.choice((0.2, 0.5, 0.8))
-        atoms = set()
+        atoms: set[tuple[str, ...]] = set()
         for p in predicates:
             if p.arity == 0:
                 if rng.random() < density:
