@@ -23,6 +23,7 @@ ROS_WHEELS = [
     "ros-jazzy-ament-cmake-include-directories", "ros-jazzy-ament-cmake-ros", "ros-jazzy-ament-cmake-gtest",
     "ros-jazzy-ament-cmake-gmock", "ros-jazzy-ament-cmake-pytest", "ros-jazzy-domain-coordinator",
     "catkin_pkg",  # ament_cmake reads package.xml with it
+    "colcon-common-extensions",  # the workspace build, as ROS users run it (tested)
 ]
 
 setup(
