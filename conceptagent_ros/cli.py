@@ -102,10 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
+    from conceptagent_ros.evaluation.journal import EpisodeJournal
+    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
     from conceptagent_ros.planning.planners import PlannerSpec
-    from conceptagent_ros.sim.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
-    from conceptagent_ros.sim.journal import EpisodeJournal
-    from conceptagent_ros.sim.tasks import load_suite, load_tasks
 
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
@@ -156,7 +156,7 @@ def cmd_preconditions(args: argparse.Namespace) -> int:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from conceptagent_ros.sim.study import run_study
+    from conceptagent_ros.evaluation.study import run_study
 
     command = "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     report = run_study(Path(args.file), Path(args.out), command, sections_only=args.section or (), resume=args.resume)
@@ -165,7 +165,7 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_overhead(args: argparse.Namespace) -> int:
-    from conceptagent_ros.sim.overhead import measure
+    from conceptagent_ros.evaluation.overhead import measure
 
     worst = 0.0
     for planner in args.planner or ["mcts:expansions=20", "react"]:
@@ -177,8 +177,8 @@ def cmd_overhead(args: argparse.Namespace) -> int:
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
-    from conceptagent_ros.sim.example_bank import record_plans, write_bank
-    from conceptagent_ros.sim.tasks import load_suite
+    from conceptagent_ros.evaluation.example_bank import record_plans, write_bank
+    from conceptagent_ros.evaluation.tasks import load_suite
 
     tasks = [t for name in args.suite or ["easy", "moderate", "hard"] for t in load_suite(name)]
     examples = record_plans(tasks)

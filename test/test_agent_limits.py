@@ -93,7 +93,7 @@ def test_replanning_limits_grow_with_the_unexplored():
 def test_plan_based_planners_match_the_iterative_agent_on_the_moderate_suite():
     """Objects hidden in containers no longer make Tree-Planner or LLM-Planner give up early: under
     the same simulated model they solve as many moderate tasks as the iterative agent."""
-    from conceptagent_ros.sim.tasks import load_suite
+    from conceptagent_ros.evaluation.tasks import load_suite
 
     solved = {}
     for planner in ("react", "tree-planner", "llm-planner"):

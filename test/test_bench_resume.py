@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conceptagent_ros.sim.journal import EpisodeJournal, JournalError, write_atomic
-from conceptagent_ros.sim.tasks import load_suite
+from conceptagent_ros.evaluation.journal import EpisodeJournal, JournalError, write_atomic
+from conceptagent_ros.evaluation.tasks import load_suite
 
 SAME = ("task_id", "success", "goal", "unmet", "goal_progress")
 

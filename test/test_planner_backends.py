@@ -10,9 +10,9 @@ from planner_fixtures import C, setup
 from conceptagent_ros.cli import main
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.llm.openai_chat import OpenAIChatModel
-from conceptagent_ros.llm.simulated import ErrorRates
 from conceptagent_ros.llm.spec import LLMSpec
 from conceptagent_ros.planning.chat_roles import ChatRoles
+from conceptagent_ros.planning.oracles.simulated import ErrorRates
 from conceptagent_ros.planning.planners import PLANNERS, PlannerSpec, build_planner
 from conceptagent_ros.planning.planners.llm_planner import LLMPlanner
 from conceptagent_ros.planning.planners.mcts import MCTSConfig, MCTSPlanner
@@ -141,7 +141,7 @@ sections:
     compare: {planner: tree-planner, against: [react], metrics: [tokens]}
 overhead: {objects: 80, planners: [react]}
 """)
-    import conceptagent_ros.sim.study as study_module
+    import conceptagent_ros.evaluation.study as study_module
 
     easy = study_module.load_suite("easy")[:2]
     study_module.load_suite = lambda name: easy  # two tasks keep the test short

@@ -1,9 +1,9 @@
 """LLM-Planner's example retrieval and the shipped example bank."""
 from __future__ import annotations
 
+from conceptagent_ros.evaluation.tasks import load_suite
 from conceptagent_ros.planning.planners.retrieval import ExampleRetriever, load_example_bank
 from conceptagent_ros.planning.prompts import PlanExample
-from conceptagent_ros.sim.tasks import load_suite
 from conceptagent_ros.skills.contract import SkillCall
 
 

@@ -33,7 +33,8 @@ VERBS: list[tuple[str, str, bool]] = [  # pattern, predicate, value
     (r"(?:open)", "open", True),
     (r"(?:close|shut)", "open", False),
 ]
-PLACE_VERBS = r"(?:put|place|move|bring|take|store|leave|throw|drop|set|return|carry)"
+PLACE_VERBS = (r"(?:put|place|move|bring|take|store|leave|throw|toss|drop|dump|set|return|carry|stash|stick|stow|"
+               r"tuck|load|hide|shove|chuck|get)")
 RELATIONS = r"(?:in|into|inside|on|onto|on top of|to|at|in the inside of)"
 ARTICLES = r"(?:the|a|an|some|one|any|my|your)"
 
@@ -83,6 +84,12 @@ class _GoalBuilder:
                 key = candidate.replace(" ", "_")
                 if key in self.categories:
                     return key
+        # "wine" for the scene's wine_bottle: a category with the word as one of its parts, if only one
+        head = words[-1] if words else ""
+        for word in (head, head.rstrip("s")):
+            matches = sorted(c for c in self.categories if word and word in c.split("_"))
+            if len(matches) == 1:
+                return matches[0]
         raise InstructionError(f"I do not know what '{phrase}' is; known things include: "
                                + ", ".join(sorted(self.categories)[:30]) + ", ...")
 
@@ -104,6 +111,10 @@ def interpret_instruction(instruction: str, categories: Iterable[str], object_id
         clause = re.sub(r"^(?:please|robot|can you|could you|now|also)\s+", "", clause)
         clause = re.sub(r"^(?:the agent should|you should|go and|go)\s+", "", clause)
         clause = re.sub(r"^(?:find|pick up|grab|get)\s+(.+?)\s+and\s+", "put \\1 ", clause)
+        taken = re.match(r"^(?:take|get|grab|remove|pick up|fetch)\s+(.+?)\s+(?:out of|from|off)\s+.+$", clause)
+        if taken:  # a step on the way, not the goal; "it" in the next clause means this object
+            builder.term(taken.group(1))
+            continue
         literal = _clause_literal(clause, builder)
         if literal is None:
             if re.match(r"^(?:find|pick up|grab|get|look for|locate)\b", clause):
@@ -117,6 +128,9 @@ def interpret_instruction(instruction: str, categories: Iterable[str], object_id
 
 
 def _clause_literal(clause: str, b: _GoalBuilder) -> str | None:
+    # "bring the cup from the dining table to the sink": where it comes from is not where it goes
+    clause = re.sub(r"\s+(?:from|off|out of)\s+(?:the\s+)?[a-z0-9_ ]+?\s+(?=(?:to|into|in|onto|on|back)\s)", " ", clause)
+    clause = re.sub(rf"^{PLACE_VERBS}\s+(.+?)\s+(?:away|over|back)\s+({RELATIONS})\s", r"put \1 \2 ", clause)
     m = re.match(rf"^{PLACE_VERBS}\s+(.+?)\s+(?:back\s+)?{RELATIONS}\s+(.+)$", clause)
     if m:
         obj = b.term(m.group(1))

@@ -102,11 +102,11 @@ class BuiltPlanner:
 def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, seed: int | str) -> PlannerLLM:
     """`seed` makes the simulated model's errors reproducible; give each task its own (seed/task)."""
     if llm.kind == "offline":
-        from conceptagent_ros.llm.simulated import offline_llm
+        from conceptagent_ros.planning.oracles.simulated import offline_llm
 
         return offline_llm(domain, skills, seed)
     if llm.kind == "simulated":
-        from conceptagent_ros.llm.simulated import ErrorRates, SimulatedLLM
+        from conceptagent_ros.planning.oracles.simulated import ErrorRates, SimulatedLLM
 
         return SimulatedLLM(domain, skills, ErrorRates.parse(llm.model), seed)
     if llm.kind == "openai":

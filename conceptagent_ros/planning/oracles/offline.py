@@ -1,6 +1,6 @@
 """The `offline` backend: no model, no network. It proposes actions by classical planning over the
 robot's belief (Fast Downward on the skills' preconditions and effects), explores when the goal
-names objects it has not seen. It is the oracle of the simulated backend (llm/simulated.py).
+names objects it has not seen. It is the oracle of the simulated backend (planning/oracles/simulated.py).
 
 It needs a formal goal: a task's PDDL goal, or one interpreted from the instruction
 (planning/instruction.py). It is the default of `make run`, and the reference every LLM planner

@@ -15,8 +15,7 @@ from typing import Any, TextIO
 import yaml
 
 from conceptagent_ros.errors import ConfigError
-from conceptagent_ros.planning.planners import PlannerSpec
-from conceptagent_ros.sim.bench import (
+from conceptagent_ros.evaluation.bench import (
     SUMMARY_COLUMNS,
     BenchConfig,
     markdown_table,
@@ -24,8 +23,9 @@ from conceptagent_ros.sim.bench import (
     summarize,
     write_data_files,
 )
-from conceptagent_ros.sim.journal import EpisodeJournal, write_atomic
-from conceptagent_ros.sim.tasks import load_suite
+from conceptagent_ros.evaluation.journal import EpisodeJournal, write_atomic
+from conceptagent_ros.evaluation.tasks import load_suite
+from conceptagent_ros.planning.planners import PlannerSpec
 
 METRIC_LABELS = {
     "success_rate": "success rate", "goal_condition_recall": "goal-condition recall", "mean_steps": "steps",
@@ -78,7 +78,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
           f"Python {platform.python_version()}). Every figure below comes from the files beside this report: "
           "`episodes.csv` (one row per episode), `summary.csv`, `results.json`.\n",
           "The language model is the simulated backend (`--llm simulated:RATE`, see "
-          "`conceptagent_ros/llm/simulated.py` for exactly what it models): it answers every role from the "
+          "`conceptagent_ros/planning/oracles/simulated.py` for exactly what it models): it answers every role from the "
           "oracle and errs at the given rate. It measures how each planner copes with errors; its absolute "
           "success rates say nothing about any real model. Tokens are counted on the prompts a chat model "
           "would read. Planning time excludes the model's own time.\n"]
@@ -168,7 +168,7 @@ def _plot(section: Section, summary: list[dict[str, Any]], path: Path) -> Path |
 
 
 def _overhead(cfg: dict[str, Any], stream: TextIO) -> list[str]:
-    from conceptagent_ros.sim.overhead import measure
+    from conceptagent_ros.evaluation.overhead import measure
 
     objects = int(cfg.get("objects", 200))
     latency = float(cfg.get("llm_seconds_per_call", 0.5))

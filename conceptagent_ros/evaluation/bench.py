@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key, write_atomic
+from conceptagent_ros.evaluation.tasks import Task
 from conceptagent_ros.sim.episode import EpisodeResult, EpisodeSpec, run_episode
-from conceptagent_ros.sim.journal import EpisodeJournal, episode_key, write_atomic
-from conceptagent_ros.sim.tasks import Task
 
 
 @dataclass

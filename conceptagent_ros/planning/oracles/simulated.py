@@ -32,12 +32,11 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
 
-from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.llm.base import ChatMessage, estimate_tokens
-from conceptagent_ros.llm.offline import OfflineBackend
+from conceptagent_ros.llm.spec import ErrorRates
 from conceptagent_ros.planning import prompts
+from conceptagent_ros.planning.oracles.offline import OfflineBackend
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.proposal import Critique, DecisionContext, TokenUsage
@@ -47,59 +46,14 @@ from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
 
-@dataclass(frozen=True)
-class ErrorRates:
-    hallucination: float = 0.0
-    infeasible: float = 0.0
-    order: float = 0.0
-    critic: float = 0.0  # standard deviation of the critic's score noise
-    decide: float = 0.0
-
-    @classmethod
-    def uniform(cls, rate: float) -> ErrorRates:
-        """One knob: `rate` of proposed actions are wrong (a third of each kind); critic noise and
-        deciding errors at the same rate."""
-        return cls(rate / 3, rate / 3, rate / 3, rate, rate)
-
-    @classmethod
-    def parse(cls, text: str) -> ErrorRates:
-        """`0.2`, or `hallucination=0.1,infeasible=0.05,order=0,critic=0.2,decide=0.1`."""
-        text = text.strip()
-        if not text:
-            return cls()
-        names = {f.name for f in fields(cls)}
-        try:
-            if "=" not in text:
-                rates = cls.uniform(float(text))
-            else:
-                values: dict[str, float] = {}
-                for item in text.split(","):
-                    key, _, value = item.partition("=")
-                    if key.strip() not in names:
-                        raise ConceptAgentError(f"unknown error kind '{key.strip()}'; kinds: {', '.join(sorted(names))}")
-                    values[key.strip()] = float(value)
-                rates = cls(**values)
-        except ValueError:
-            raise ConceptAgentError(f"simulated error rates must be numbers: {text!r}") from None
-        for f in fields(rates):
-            if not 0.0 <= getattr(rates, f.name) <= 1.0:
-                raise ConceptAgentError(f"simulated error rate {f.name}={getattr(rates, f.name)} is not in [0, 1]")
-        if rates.hallucination + rates.infeasible + rates.order > 1.0:
-            raise ConceptAgentError("simulated action error rates add up to more than 1")
-        return rates
-
-    def __str__(self) -> str:
-        return ",".join(f"{f.name}={getattr(self, f.name):g}" for f in fields(self))
-
-
 class SimulatedLLM:
     """Implements planning.roles.PlannerLLM. With all rates zero and `count_tokens=False`, it is the
     `offline` backend: the oracle answering every role, no model, nothing counted as LLM use."""
 
-    def __init__(self, domain: PDDLDomain, skills: SkillLibrary, errors: ErrorRates = ErrorRates(),
+    def __init__(self, domain: PDDLDomain, skills: SkillLibrary, errors: ErrorRates | None = None,
                  seed: int | str = 0, count_tokens: bool = True, name: str = "simulated"):
         self.name = name
-        self.errors = errors
+        self.errors = errors or ErrorRates()
         self.count_tokens = count_tokens
         self.usage = TokenUsage()
         self.skills = skills
