@@ -25,3 +25,36 @@ def test_free_text_instruction_reaches_the_right_goal(instruction, scene, thing,
 def test_the_source_is_not_taken_for_the_destination():
     result = run_episode(EpisodeSpec("bring the cup from the dining table to the sink", max_steps=60))
     assert "dining_table" not in result.goal
+
+
+def test_llm_translates_what_the_grammar_does_not_and_gets_feedback_once(chat_server, monkeypatch):
+    from conceptagent_ros.planning.task import TaskRequest, prepare_task
+    from conceptagent_ros.scene.loader import load_scene
+    from conceptagent_ros.sim.episode import embedded_task_map
+    from conceptagent_ros.sim.world import World
+
+    server = chat_server(['Sure! {"goal": "(exists (?a - apple) (frosty ?a))"}',
+                          '{"goal": "(exists (?a - apple) (cold ?a))"}'])
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    world = World(load_scene("studio_kitchen"))
+    task = prepare_task(TaskRequest("make sure the apple ends up nice and frosty", llm="openai:test-model"),
+                        embedded_task_map(world))
+    assert task.goal.text == "(exists (?a - apple) (cold ?a))"
+    assert len(server.requests) == 2
+    first, second = (r["messages"] for r in server.requests)
+    assert "(cold ?x)" in first[0]["content"] and "fridge_1 (fridge)" in first[0]["content"]
+    assert "could not be used" in second[1]["content"] and "frosty" in second[1]["content"]
+
+
+def test_a_second_bad_goal_is_a_clear_error(chat_server, monkeypatch, capsys):
+    from conceptagent_ros.cli import main
+
+    server = chat_server(['{"goal": "(in apple_99 fridge_1)"}', "no json here at all"])
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    code = main(["run", "make sure the apple ends up nice and frosty", "--llm", "openai:test-model"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "no usable goal" in err and "pass a PDDL goal" in err
+    assert "apple_99" in server.requests[1]["messages"][1]["content"]  # the unknown object was fed back

@@ -83,6 +83,11 @@ def _checked(call: SkillCall, thought: str) -> ParsedReply:
 
 
 # -- replies of the other planner roles ------------------------------------------------------------
+def first_json_object(text: str | None) -> dict[str, Any] | None:
+    """The first JSON object in a reply (fences and prose around it allowed), or None."""
+    return _first_object(text)
+
+
 def _first_object(text: str | None) -> dict[str, Any] | None:
     stripped = _unfenced(text)
     if stripped is None:

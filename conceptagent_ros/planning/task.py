@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conceptagent_ros.errors import PDDLError, TaskFileError
+from conceptagent_ros.errors import InstructionError, PDDLError, TaskFileError
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
 from conceptagent_ros.planning.goal import Goal
@@ -100,9 +100,25 @@ class TaskOutcome:
     planner_counters: dict[str, float]
 
 
-def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, task_map: TaskMap) -> Goal:
+def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, task_map: TaskMap,
+                 llm: LLMSpec | None = None) -> Goal:
+    """The given goal; else the rule grammar's reading of the instruction; where the grammar does not
+    understand it and a real language model is configured, the model's (planning/goal_translation.py)."""
     types = task_map.goal_types()
-    text = goal_text or interpret_instruction(instruction, set(domain.types) | {ROOM_TYPE}, types)
+    if goal_text:
+        text = goal_text
+    else:
+        try:
+            text = interpret_instruction(instruction, set(domain.types) | {ROOM_TYPE}, types)
+        except InstructionError:
+            if llm is None or llm.kind != "openai":
+                raise
+            from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+            from conceptagent_ros.planning.goal_translation import translate_goal
+
+            objects = {oid: kind for oid, kind in task_map.known_types.items()}
+            return translate_goal(instruction, OpenAIChatModel.from_env(llm.model), domain, load_predicates(),
+                                  objects, types)
     try:
         return Goal.parse(domain, text, types)
     except PDDLError as e:
@@ -116,7 +132,7 @@ def prepare_task(request: TaskRequest, task_map: TaskMap, skills: SkillLibrary |
     llm = parse_llm_spec(request.llm)
     skills = skills or load_skill_library()
     domain = cached_domain(load_predicates(), skills, task_map.domain_types(), request.preconditions)
-    goal = resolve_goal(instruction, request.goal, domain, task_map)
+    goal = resolve_goal(instruction, request.goal, domain, task_map, llm)
     impossible = impossible_atoms(goal, predicates_by_name(), task_map.known_affordances,
                                   task_map.category_affordances(), task_map.known_types)
     if impossible:
