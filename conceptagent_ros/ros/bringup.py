@@ -17,6 +17,7 @@ from rclpy.context import Context
 from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 
 from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
@@ -64,8 +65,11 @@ class RosGraph:
 
 
 def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:
+    """A context of our own. rclpy's SIGINT handler is left out: it would shut contexts down under
+    the executors while our own Ctrl-C handling (KeyboardInterrupt) tears the graph down in order."""
     context = Context()
-    kwargs: dict[str, Any] = {"context": context, "args": list(args or [])}
+    kwargs: dict[str, Any] = {"context": context, "args": list(args or []),
+                              "signal_handler_options": SignalHandlerOptions.NO}
     if domain_id is not None:
         kwargs["domain_id"] = domain_id
     rclpy.init(**kwargs)

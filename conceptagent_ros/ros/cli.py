@@ -19,6 +19,7 @@ from conceptagent_ros.ros.bringup import GraphOptions, bring_up, init_context
 from conceptagent_ros.ros.task_client import publish_command, send_task
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+SHUTDOWN_SECONDS = 8.0
 
 
 def _graph_options(args: argparse.Namespace) -> GraphOptions:
@@ -62,7 +63,15 @@ def cmd_up(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        graph.shutdown()
+        # Tear down in order, but never hang on the way out: a stuck DDS thread must not keep the
+        # robot's terminal (or a launch supervisor) waiting.
+        closer = threading.Thread(target=graph.shutdown, daemon=True)
+        closer.start()
+        closer.join(SHUTDOWN_SECONDS)
+        if closer.is_alive():
+            print(f"conceptagent ros up: shutdown took over {SHUTDOWN_SECONDS:.0f} s; exiting anyway", file=sys.stderr,
+                  flush=True)
+            os._exit(EXIT_OK)
     return EXIT_OK
 
 
