@@ -194,7 +194,8 @@ def test_bad_commands_get_a_status_error_and_the_node_keeps_serving(graph, text)
 
 
 def test_injected_failures_are_recovered(graph):
-    g, client = graph(robot={"failure_rates": ["pick=0.5", "navigate_to=0.3"], "seed": 3})
+    # Rates well under the agent's limit of 6 failures of one skill: (0.4)^6 < 0.5% per pick
+    g, client = graph(robot={"failure_rates": ["pick=0.4", "navigate_to=0.3"], "seed": 3})
     response, feedback = client.run("put the apple in the fridge")
     assert response.result.success
     assert any(s.executed and not s.success and s.failure == "physical" for s in feedback)
