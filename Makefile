@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: run test test-fast ros ros-up ros-demo ros-bench bench study lint clean
+.PHONY: run test test-fast ros ros-up ros-demo ros-bench bench study lint clean voxposer voxposer-bench
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -62,3 +62,10 @@ lint: $(VENV)/.installed
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache results conceptagent_ros/msg conceptagent_ros/srv \
 		conceptagent_ros/action conceptagent_ros/*.so conceptagent_ros/_conceptagent_ros_s.*
+
+# VoxPoser on the PyBullet tabletop (offline composer), and its full-replan benchmark
+voxposer: $(VENV)/.installed
+	$(VENV)/bin/conceptagent voxposer "move to the back left corner of the table while staying at least 5cm from the blue block" --out voxposer_run
+
+voxposer-bench: $(VENV)/.installed
+	$(PY) -m conceptagent_ros.voxposer.replan_bench

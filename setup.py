@@ -57,8 +57,10 @@ setup(
         # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
+        # VoxPoser's tabletop: PyBullet (its wheel ships the Franka Panda URDF), SciPy for the value maps
+        "sim3d": ["pybullet>=3.2.6", "scipy>=1.10"],
         "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "torch>=2.2", "transformers>=4.40",
-                 "tokenizers>=0.15"],
+                 "tokenizers>=0.15", "pybullet>=3.2.6", "scipy>=1.10"],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },
     entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},

@@ -107,6 +107,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
     from conceptagent_ros.planning.planners import PlannerSpec
 
+    if args.suite and "voxposer" in args.suite:
+        if len(args.suite) > 1 or args.tasks:
+            raise ConceptAgentError("--suite voxposer runs on its own (it is a different world)")
+        from conceptagent_ros.voxposer.session import bench_voxposer
+        results = bench_voxposer(args.seeds if args.seeds > 1 else 20, llm=args.llm, seen=not args.unseen)
+        total = sum(w for w, _ in results.values()), sum(n for _, n in results.values())
+        print(f"VoxPoser templates modelled: {len(results)}/13; success {total[0]}/{total[1]}")
+        return EXIT_OK
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:
@@ -127,6 +135,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
         write_results(out, rows, summary, "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
         print(f"Results written to {out / 'results.json'} and {out / 'results.md'}")
     return EXIT_OK
+
+
+def cmd_voxposer(args: argparse.Namespace) -> int:
+    from conceptagent_ros.voxposer.session import make_writer, run_on_tabletop, scene_for
+
+    instruction = _printable(args.instruction, 500)
+    scene, judge = scene_for(args.instruction, args.template, args.seed)
+    episode = run_on_tabletop(args.instruction, scene, make_writer(args.llm), planner=args.planner, gui=args.gui,
+                              progress=lambda line: print("  " + line, flush=True), judge=judge,
+                              pictures=Path(args.out))
+    report = episode.report
+    print(f"{'done' if report.success else 'stopped'}: {instruction}: {report.message}")
+    if report.replans:
+        print(f"{len(report.replans)} replans at {report.replan_hz:.0f} Hz (map re-evaluation + planning), "
+              f"{report.llm_writes} programs written")
+    if judge is not None:
+        print(f"task check: {'success' if episode.judged else 'failure'}: {episode.verdict}")
+    print(f"pictures and programs in {args.out}/")
+    return EXIT_OK if report.success and episode.judged else EXIT_FAILED
 
 
 def cmd_scenes(args: argparse.Namespace) -> int:
@@ -292,7 +319,20 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                        help="with the same --out and configuration, skip the episodes already done (default); "
                             "--no-resume discards them and starts over")
+    bench.add_argument("--unseen", action="store_true",
+                       help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
     bench.set_defaults(func=cmd_bench)
+
+    vox = sub.add_parser("voxposer", help="one VoxPoser instruction on the PyBullet tabletop (Franka Panda)")
+    vox.add_argument("instruction")
+    vox.add_argument("--llm", default="offline", help="offline (the offline composer) | openai:MODEL")
+    vox.add_argument("--gui", action="store_true", help="open PyBullet's window")
+    vox.add_argument("--planner", choices=["fast", "reference"], default="fast")
+    vox.add_argument("--template", type=int, default=None,
+                     help="scene of this task template (1-13, Table 4 order); default: picked from the instruction")
+    vox.add_argument("--seed", type=int, default=0, help="scene layout seed")
+    vox.add_argument("--out", default="voxposer_run", help="directory for value_maps.png, trajectory.png, programs.txt")
+    vox.set_defaults(func=cmd_voxposer)
 
     scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
     scenes.add_argument("name", nargs="?")

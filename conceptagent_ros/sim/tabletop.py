@@ -1,0 +1,261 @@
+"""A PyBullet tabletop for VoxPoser: pybullet_data's Franka Panda, coloured blocks and lines,
+four RGB-D + segmentation cameras at the table's ends feeding `detect()`, inverse kinematics to
+follow end-effector waypoints, and a parallel gripper.
+
+World frame: x away from the robot ("front" of the table is +x), y to the robot's right ("right"
+is +y), z up; the table top is z = 0. Nothing here knows the task templates: a scene is a list of
+blocks and lines with colours and positions, chosen by the caller (sim/voxposer_tasks.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from conceptagent_ros.voxposer.api import ObjectCloud, SceneSnapshot, VoxelGrid
+
+COLOURS: dict[str, tuple[float, float, float]] = {
+    "blue": (0.1, 0.3, 0.9), "green": (0.1, 0.7, 0.2), "yellow": (0.95, 0.85, 0.1), "pink": (1.0, 0.5, 0.7),
+    "brown": (0.5, 0.3, 0.1), "red": (0.9, 0.1, 0.1), "orange": (1.0, 0.55, 0.0), "purple": (0.5, 0.2, 0.7),
+    "white": (0.95, 0.95, 0.95), "black": (0.1, 0.1, 0.1), "cyan": (0.1, 0.8, 0.8), "gray": (0.5, 0.5, 0.5),
+}
+TABLE_LOWER = (0.25, -0.35, 0.0)  # the usable table top (x, y, z)
+TABLE_UPPER = (0.75, 0.35, 0.0)
+WORKSPACE_LOWER = (0.2, -0.4, -0.02)
+WORKSPACE_UPPER = (0.8, 0.4, 0.5)
+BLOCK_HALF = 0.02
+EE_LINK = 11  # panda_grasptarget in pybullet_data's panda.urdf
+ARM_JOINTS = tuple(range(7))
+FINGER_JOINTS = (9, 10)
+REST_POSE = (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.785)
+DOWN = (1.0, 0.0, 0.0, 0.0)  # gripper pointing down (x, y, z, w)
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    name: str  # "blue block"
+    colour: str
+    xy: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class LineSpec:
+    name: str  # "blue line"
+    colour: str
+    start: tuple[float, float]
+    end: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class TabletopScene:
+    blocks: tuple[BlockSpec, ...] = ()
+    lines: tuple[LineSpec, ...] = ()
+    grasped: str | None = None  # a block that starts in the gripper
+
+
+@dataclass
+class Camera:
+    eye: tuple[float, float, float]
+    target: tuple[float, float, float]
+    width: int = 128
+    height: int = 96
+    fov: float = 60.0
+    near: float = 0.05
+    far: float = 3.0
+    view: np.ndarray = field(default=None)  # type: ignore[assignment]
+    projection: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+
+class Tabletop:
+    """One PyBullet world (DIRECT, or GUI with gui=True). Not thread-safe; one per process is simplest."""
+
+    def __init__(self, scene: TabletopScene, gui: bool = False, sim_hz: int = 240) -> None:
+        import pybullet as p
+        import pybullet_data
+
+        self.p = p
+        self.client = p.connect(p.GUI if gui else p.DIRECT)
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self.client)
+        p.setGravity(0, 0, -9.81, physicsClientId=self.client)
+        p.setTimeStep(1.0 / sim_hz, physicsClientId=self.client)
+        self.dt = 1.0 / sim_hz
+        self.grid = VoxelGrid(WORKSPACE_LOWER, WORKSPACE_UPPER, 100)
+        self.scene = scene
+        self.names: dict[int, str] = {}
+        self._build(scene)
+        self.cameras = self._cameras()
+        self.gripper_closed = 0.0
+        self.ee_trace: list[np.ndarray] = []
+        self.speed_trace: list[float] = []
+        self.reset_to_default_pose()
+        if scene.grasped:
+            self._start_grasped(scene.grasped)
+
+    # -- building --------------------------------------------------------------------------------
+    def _build(self, scene: TabletopScene) -> None:
+        p, c = self.p, self.client
+        p.loadURDF("plane.urdf", [0, 0, -0.63], physicsClientId=c)
+        half = [(TABLE_UPPER[0] - TABLE_LOWER[0]) / 2 + 0.1, (TABLE_UPPER[1] - TABLE_LOWER[1]) / 2 + 0.1, 0.3]
+        centre = [(TABLE_UPPER[0] + TABLE_LOWER[0]) / 2, (TABLE_UPPER[1] + TABLE_LOWER[1]) / 2, -0.3]
+        table = p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=half, physicsClientId=c),
+                                  p.createVisualShape(p.GEOM_BOX, halfExtents=half, rgbaColor=[0.8, 0.7, 0.55, 1],
+                                                      physicsClientId=c), centre, physicsClientId=c)
+        self.table_id = table
+        self.robot = p.loadURDF("franka_panda/panda.urdf", [0, 0, 0], useFixedBase=True, physicsClientId=c)
+        self.blocks: dict[str, int] = {}
+        for block in scene.blocks:
+            shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[BLOCK_HALF] * 3, physicsClientId=c)
+            visual = p.createVisualShape(p.GEOM_BOX, halfExtents=[BLOCK_HALF] * 3,
+                                         rgbaColor=[*COLOURS[block.colour], 1], physicsClientId=c)
+            body = p.createMultiBody(0.1, shape, visual, [block.xy[0], block.xy[1], BLOCK_HALF], physicsClientId=c)
+            p.changeDynamics(body, -1, lateralFriction=1.0, physicsClientId=c)
+            self.blocks[block.name] = body
+            self.names[body] = block.name
+        for line in scene.lines:
+            a, b = np.asarray(line.start), np.asarray(line.end)
+            length = float(np.linalg.norm(b - a))
+            yaw = float(np.arctan2(*(b - a)[::-1]))
+            visual = p.createVisualShape(p.GEOM_BOX, halfExtents=[length / 2, 0.008, 0.001],
+                                         rgbaColor=[*COLOURS[line.colour], 1], physicsClientId=c)
+            mid = (a + b) / 2
+            body = p.createMultiBody(0, -1, visual, [mid[0], mid[1], 0.001],
+                                     p.getQuaternionFromEuler([0, 0, yaw]), physicsClientId=c)
+            self.names[body] = line.name
+
+    def _cameras(self) -> list[Camera]:
+        p = self.p
+        mid = ((TABLE_UPPER[0] + TABLE_LOWER[0]) / 2, (TABLE_UPPER[1] + TABLE_LOWER[1]) / 2, 0.0)
+        eyes = [(mid[0] + 0.7, mid[1], 0.6), (mid[0] - 0.45, mid[1], 0.8), (mid[0], mid[1] + 0.7, 0.6),
+                (mid[0], mid[1] - 0.7, 0.6)]
+        cameras = []
+        for eye in eyes:
+            cam = Camera(eye, mid)
+            cam.view = np.asarray(p.computeViewMatrix(eye, mid, [0, 0, 1]), dtype=float).reshape(4, 4, order="F")
+            cam.projection = np.asarray(p.computeProjectionMatrixFOV(cam.fov, cam.width / cam.height, cam.near, cam.far),
+                                        dtype=float).reshape(4, 4, order="F")
+            cameras.append(cam)
+        return cameras
+
+    # -- sensing ---------------------------------------------------------------------------------
+    def render(self, camera: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """RGB (H, W, 3) uint8, world points (H, W, 3) and segmentation ids (H, W) from one camera."""
+        p = self.p
+        _, _, rgba, depth, seg = p.getCameraImage(
+            camera.width, camera.height, camera.view.flatten(order="F").tolist(),
+            camera.projection.flatten(order="F").tolist(), renderer=p.ER_TINY_RENDERER, physicsClientId=self.client)
+        rgba = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
+        depth = np.asarray(depth, dtype=float).reshape(camera.height, camera.width)
+        seg = np.asarray(seg, dtype=np.int64).reshape(camera.height, camera.width)
+        # back-project every pixel through the inverse of projection * view (no per-pixel loop)
+        u = (np.arange(camera.width) + 0.5) / camera.width * 2 - 1
+        v = 1 - (np.arange(camera.height) + 0.5) / camera.height * 2
+        uu, vv = np.meshgrid(u, v)
+        ndc = np.stack([uu, vv, 2 * depth - 1, np.ones_like(depth)], axis=-1).reshape(-1, 4)
+        world = ndc @ np.linalg.inv(camera.projection @ camera.view).T
+        world = (world[:, :3] / world[:, 3:]).reshape(camera.height, camera.width, 3)
+        return rgba[..., :3], world, seg & ((1 << 24) - 1)
+
+    def observe(self) -> SceneSnapshot:
+        """Fuse the four cameras' segmented points per object into a snapshot for the map programs."""
+        clouds: dict[str, list[np.ndarray]] = {}
+        for camera in self.cameras:
+            _, world, seg = self.render(camera)
+            for body, name in self.names.items():
+                mask = seg == body
+                if mask.any():
+                    clouds.setdefault(name, []).append(world[mask])
+        objects = tuple(ObjectCloud(name, np.concatenate(parts)) for name, parts in sorted(clouds.items()))
+        return SceneSnapshot(self.grid, objects, tuple(self.ee_position()), tuple(self.ee_quaternion()),
+                             self.gripper_closed, TABLE_LOWER, TABLE_UPPER)
+
+    def ee_position(self) -> np.ndarray:
+        return np.asarray(self.p.getLinkState(self.robot, EE_LINK, physicsClientId=self.client)[4])
+
+    def ee_quaternion(self) -> np.ndarray:
+        return np.asarray(self.p.getLinkState(self.robot, EE_LINK, physicsClientId=self.client)[5])
+
+    def block_position(self, name: str) -> np.ndarray:
+        return np.asarray(self.p.getBasePositionAndOrientation(self.blocks[name], physicsClientId=self.client)[0])
+
+    # -- acting ----------------------------------------------------------------------------------
+    def reset_to_default_pose(self) -> None:
+        for joint, angle in zip(ARM_JOINTS, REST_POSE):
+            self.p.resetJointState(self.robot, joint, angle, physicsClientId=self.client)
+        self._set_fingers(self.gripper_closed, settle=False)
+        for joint in FINGER_JOINTS:
+            self.p.resetJointState(self.robot, joint, 0.04 * (1 - self.gripper_closed), physicsClientId=self.client)
+
+    def _set_fingers(self, closed: float, settle: bool = True) -> None:
+        self.gripper_closed = float(closed >= 0.5)
+        width = 0.0 if self.gripper_closed else 0.04
+        for joint in FINGER_JOINTS:
+            self.p.setJointMotorControl2(self.robot, joint, self.p.POSITION_CONTROL, width, force=40,
+                                         physicsClientId=self.client)
+        if settle:
+            self.step(60)
+
+    def step(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.p.stepSimulation(physicsClientId=self.client)
+
+    def move_to(self, position: np.ndarray, quaternion: np.ndarray | None = None, speed: float = 1.0,
+                gripper: float | None = None, base_speed: float = 0.25) -> bool:
+        """Drive the end effector to `position` at `speed` x base_speed m/s through IK; True if reached within 1.5 cm."""
+        if gripper is not None and float(gripper >= 0.5) != self.gripper_closed:
+            self._set_fingers(gripper)
+        goal = np.asarray(position, dtype=float)
+        quat = DOWN if quaternion is None else tuple(quaternion)
+        start = self.ee_position()
+        distance = float(np.linalg.norm(goal - start))
+        speed = float(np.clip(speed, 0.05, 4.0))
+        steps = max(4, int(distance / (base_speed * speed) / self.dt))
+        for n in range(1, steps + 1):
+            target = start + (goal - start) * (n / steps)
+            self._track(target, quat)
+            self.step(1)
+            if n % 8 == 0 or n == steps:
+                self.ee_trace.append(self.ee_position())
+                self.speed_trace.append(base_speed * speed)
+        for _ in range(120):  # settle
+            self._track(goal, quat)
+            self.step(1)
+            if np.linalg.norm(self.ee_position() - goal) < 0.005:
+                break
+        self.ee_trace.append(self.ee_position())
+        self.speed_trace.append(0.0)
+        return bool(np.linalg.norm(self.ee_position() - goal) < 0.015)
+
+    def _track(self, target: np.ndarray, quat: tuple[float, ...]) -> None:
+        p, c = self.p, self.client
+        joints = p.calculateInverseKinematics(self.robot, EE_LINK, target.tolist(), list(quat), maxNumIterations=50,
+                                              residualThreshold=1e-4, physicsClientId=c)
+        for joint in ARM_JOINTS:
+            p.setJointMotorControl2(self.robot, joint, p.POSITION_CONTROL, joints[joint], force=240, maxVelocity=3.0,
+                                    physicsClientId=c)
+
+    def _start_grasped(self, name: str) -> None:
+        self._set_fingers(0.0, settle=False)
+        above = self.block_position(name) + np.array([0, 0, 0.0])
+        for joint, angle in zip(ARM_JOINTS, self._ik(above + np.array([0, 0, 0.0]))):
+            self.p.resetJointState(self.robot, joint, angle, physicsClientId=self.client)
+        self.step(30)
+        self._set_fingers(1.0)
+        self.move_to(self.ee_position() + np.array([0, 0, 0.15]), gripper=1.0)
+        self.ee_trace.clear()
+        self.speed_trace.clear()
+
+    def _ik(self, target: np.ndarray) -> list[float]:
+        return list(self.p.calculateInverseKinematics(self.robot, EE_LINK, target.tolist(), list(DOWN),
+                                                       maxNumIterations=100, physicsClientId=self.client))[:7]
+
+    def close(self) -> None:
+        try:
+            self.p.disconnect(physicsClientId=self.client)
+        except Exception:  # already gone
+            pass
+
+    def __enter__(self) -> Tabletop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,266 @@
+"""The VoxPoser paper's simulated task templates (its Table 4) on the PyBullet tabletop: seeded
+scenes, instructions with any colour / corner / distance / speed, and success judged from the
+simulator's ground truth (block poses, the end effector's trace and commanded speeds), in metres.
+
+The judges below read only PyBullet state and the instruction's attributes; they share nothing
+with the composer or the map programs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from conceptagent_ros.sim.tabletop import (
+    BLOCK_HALF,
+    COLOURS,
+    TABLE_LOWER,
+    TABLE_UPPER,
+    BlockSpec,
+    Tabletop,
+    TabletopScene,
+)
+
+SHARED_TASKS = Path(__file__).resolve().parents[2] / ".." / "shared" / "voxposer_tasks.yaml"
+PLACES = ("back left corner of the table", "back right corner of the table", "front left corner of the table",
+          "front right corner of the table", "right side of the table", "left side of the table",
+          "back side of the table", "front side of the table")
+SEEN = {
+    "pos": ["back left corner of the table", "front right corner of the table", "right side of the table",
+            "back side of the table"],
+    "obj": ["blue block", "green block", "yellow block", "pink block", "brown block"],
+    "preposition": ["left of", "front side of", "top of"],
+    "dist": [3, 5, 7, 9, 11],
+    "region": ["right side of the table", "back side of the table"],
+    "velocity": ["faster speed", "a quarter of the speed"],
+}
+SPEED_FACTORS = {"faster speed": 2.0, "a quarter of the speed": 0.25, "half the speed": 0.5}
+INSET = 0.05
+
+
+@dataclass(frozen=True)
+class TabletopTask:
+    template: str
+    instruction: str
+    scene: TabletopScene
+    attributes: dict[str, object]
+    judge: Callable[[Tabletop], tuple[bool, str]]
+
+
+def place_point(place: str) -> np.ndarray:
+    """Where a corner or side of the table is (the judge's own reading of the words)."""
+    lo, hi = np.asarray(TABLE_LOWER), np.asarray(TABLE_UPPER)
+    x, y = (lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2
+    words = place.split()
+    if "back" in words:
+        x = lo[0] + INSET
+    if "front" in words:
+        x = hi[0] - INSET
+    if "left" in words:
+        y = lo[1] + INSET
+    if "right" in words:
+        y = hi[1] - INSET
+    return np.array([x, y])
+
+
+def in_region(xy: np.ndarray, region: str) -> bool:
+    lo, hi = np.asarray(TABLE_LOWER), np.asarray(TABLE_UPPER)
+    mid = (lo + hi) / 2
+    words = region.split()
+    if "right" in words:
+        return bool(xy[1] > mid[1])
+    if "left" in words:
+        return bool(xy[1] < mid[1])
+    if "back" in words:
+        return bool(xy[0] < mid[0])
+    if "front" in words:
+        return bool(xy[0] > mid[0])
+    raise ValueError(region)
+
+
+def _blocks(rng: np.random.Generator, colours: list[str], keep_clear: list[np.ndarray]) -> tuple[BlockSpec, ...]:
+    placed: list[np.ndarray] = []
+    specs = []
+    for colour in colours:
+        for _ in range(200):
+            xy = rng.uniform([TABLE_LOWER[0] + 0.1, TABLE_LOWER[1] + 0.12], [TABLE_UPPER[0] - 0.1, TABLE_UPPER[1] - 0.12])
+            if all(np.linalg.norm(xy - q) > 0.1 for q in placed) and all(np.linalg.norm(xy - q) > 0.14 for q in keep_clear):
+                break
+        placed.append(xy)
+        specs.append(BlockSpec(f"{colour} block", colour, (float(xy[0]), float(xy[1]))))
+    return tuple(specs)
+
+
+def _trace(env: Tabletop) -> np.ndarray:
+    return np.asarray(env.ee_trace) if env.ee_trace else env.ee_position()[None]
+
+
+def _at_place(env: Tabletop, place: str, tolerance: float = 0.08) -> tuple[bool, str]:
+    ee = env.ee_position()
+    d = float(np.linalg.norm(ee[:2] - place_point(place)))
+    return d <= tolerance, f"end effector {d * 100:.1f} cm from the {place}"
+
+
+def make_task(template_index: int, seed: int, seen: bool = True) -> TabletopTask:
+    """Template `template_index` (0-based, Table 4's order) with attributes drawn by `seed`."""
+    rng = np.random.default_rng(seed * 1009 + template_index)
+    pool = SEEN if seen else {**SEEN, "obj": [f"{c} block" for c in COLOURS], "pos": list(PLACES),
+                              "dist": list(range(2, 13)), "region": [p for p in PLACES if "side" in p]}
+
+    def pick(key: str) -> object:
+        options = pool[key]
+        return options[int(rng.integers(len(options)))]
+
+    obj = str(pick("obj"))
+    colour = obj.split()[0]
+    others = [c for c in COLOURS if c != colour]
+    distractors = list(rng.choice(others, size=2, replace=False))
+    template = TEMPLATES[template_index]
+    if template_index == 0:
+        prep = str(pick("preposition"))
+        scene = TabletopScene(_blocks(rng, [colour, *distractors], []))
+        instruction = f"move to the {prep} the {obj}"
+        return TabletopTask(template, instruction, scene, {"obj": obj, "preposition": prep},
+                            lambda env: _judge_relative(env, obj, prep))
+    if template_index == 8:
+        region = str(pick("region"))
+        scene = TabletopScene(_blocks(rng, distractors, []))
+        return TabletopTask(template, f"move to the {region}", scene, {"region": region},
+                            lambda env: (in_region(env.ee_position()[:2], region) and env.ee_position()[2] < 0.3,
+                                         f"end effector at {np.round(env.ee_position(), 3).tolist()}"))
+    if template_index == 9:
+        pos, dist = str(pick("pos")), int(pick("dist"))  # type: ignore[call-overload]
+        start = np.array([0.48, 0.0])
+        goal = place_point(pos)
+        # the block sits between the start and the goal, so that keeping away matters
+        mid = start + (goal - start) * rng.uniform(0.4, 0.6)
+        scene = TabletopScene((BlockSpec(obj, colour, (float(mid[0]), float(mid[1]))),
+                               *_blocks(rng, distractors, [mid, goal, start])))
+        instruction = f"move to the {pos} while staying at least {dist}cm from the {obj}"
+        return TabletopTask(template, instruction, scene, {"pos": pos, "dist": dist, "obj": obj},
+                            lambda env: _judge_keep_away(env, pos, obj, dist / 100))
+    if template_index == 1:
+        pos, prep = str(pick("pos")), str(rng.choice(["left of", "right of", "front side of", "back side of"]))
+        scene = TabletopScene(_blocks(rng, [colour, *distractors], [place_point(pos)]))
+        instruction = f"move to the {pos} while staying on the {prep} the {obj}"
+        return TabletopTask(template, instruction, scene, {"pos": pos, "preposition": prep, "obj": obj},
+                            lambda env: _judge_stay_side(env, pos, obj, prep))
+    if template_index == 2:
+        pos, dist, speed = str(pick("pos")), int(pick("dist")), str(pick("velocity"))  # type: ignore[call-overload]
+        start = np.array([0.48, 0.0])
+        goal = place_point(pos)
+        mid = start + (goal - start) * 0.5
+        scene = TabletopScene((BlockSpec(obj, colour, (float(mid[0]), float(mid[1]))),
+                               *_blocks(rng, distractors, [mid, goal, start])))
+        instruction = f"move to the {pos} while moving at {speed} when within {dist}cm from the {obj}"
+        return TabletopTask(template, instruction, scene, {"pos": pos, "dist": dist, "velocity": speed, "obj": obj},
+                            lambda env: _judge_speed_near(env, pos, obj, dist / 100, SPEED_FACTORS[speed]))
+    if template_index == 10:
+        pos, speed, region = str(pick("pos")), str(pick("velocity")), str(pick("region"))
+        scene = TabletopScene(_blocks(rng, distractors, [place_point(pos)]))
+        instruction = f"move to the {pos} while moving at {speed} in the {region}"
+        return TabletopTask(template, instruction, scene, {"pos": pos, "velocity": speed, "region": region},
+                            lambda env: _judge_speed_region(env, pos, region, SPEED_FACTORS[speed]))
+    if template_index == 5:
+        speed = str(pick("velocity"))
+        scene = TabletopScene(_blocks(rng, [colour, *distractors], []))
+        return TabletopTask(template, f"grasp the {obj} from the table at {speed}", scene, {"obj": obj, "velocity": speed},
+                            lambda env: (bool(env.block_position(obj)[2] > BLOCK_HALF + 0.04),
+                                         f"{obj} at height {env.block_position(obj)[2] * 100:.1f} cm"))
+    if template_index == 6:
+        pos = str(pick("pos"))
+        scene = TabletopScene(_blocks(rng, [colour, *distractors], [place_point(pos)]), grasped=obj)
+        return TabletopTask(template, f"drop the {obj} to the {pos}", scene, {"obj": obj, "pos": pos},
+                            lambda env: _judge_dropped(env, obj, pos))
+    raise NotImplementedError(f"template {template_index + 1} ({template!r}) needs pushing or the drawer, "
+                              "which the tabletop does not model yet")
+
+
+def _judge_relative(env: Tabletop, obj: str, prep: str) -> tuple[bool, str]:
+    ee, block = env.ee_position(), env.block_position(obj)
+    offset = ee - block
+    if prep == "top of":
+        ok = np.linalg.norm(offset[:2]) < 0.04 and 0.02 < offset[2] < 0.2
+    elif prep == "left of":
+        ok = offset[1] < -0.03 and abs(offset[0]) < 0.05 and np.linalg.norm(offset) < 0.2
+    elif prep == "right of":
+        ok = offset[1] > 0.03 and abs(offset[0]) < 0.05 and np.linalg.norm(offset) < 0.2
+    elif prep in ("front side of", "front of"):
+        ok = offset[0] > 0.03 and abs(offset[1]) < 0.05 and np.linalg.norm(offset) < 0.2
+    else:
+        ok = offset[0] < -0.03 and abs(offset[1]) < 0.05 and np.linalg.norm(offset) < 0.2
+    return bool(ok), f"end effector offset from the {obj}: {np.round(offset * 100, 1).tolist()} cm"
+
+
+def _box_distance(points: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    excess = np.maximum(np.abs(points - centre) - BLOCK_HALF, 0.0)
+    return np.linalg.norm(excess, axis=1)
+
+
+def _judge_keep_away(env: Tabletop, pos: str, obj: str, dist: float) -> tuple[bool, str]:
+    at, where = _at_place(env, pos)
+    closest = float(_box_distance(_trace(env), env.block_position(obj)).min())
+    return at and closest >= dist, f"{where}; closest approach to the {obj} {closest * 100:.1f} cm (asked {dist * 100:.0f})"
+
+
+def _judge_stay_side(env: Tabletop, pos: str, obj: str, prep: str) -> tuple[bool, str]:
+    at, where = _at_place(env, pos)
+    block = env.block_position(obj)
+    trace = _trace(env)
+    axis, sign = {"left of": (1, -1), "right of": (1, 1), "front side of": (0, 1), "back side of": (0, -1)}[prep]
+    other = 1 - axis
+    # wherever the hand passes the block (level with it across the other axis), it is on the asked side
+    level = np.abs(trace[:, other] - block[other]) < 0.05
+    wrong = level & (sign * (trace[:, axis] - block[axis]) < 0)
+    return at and not wrong.any(), f"{where}; {int(wrong.sum())} trace points on the wrong side of the {obj}"
+
+
+def _judge_speed_near(env: Tabletop, pos: str, obj: str, dist: float, factor: float) -> tuple[bool, str]:
+    at, where = _at_place(env, pos)
+    trace, speeds = _trace(env), np.asarray(env.speed_trace or [0.0])
+    n = min(len(trace), len(speeds))
+    near = (_box_distance(trace[:n], env.block_position(obj)) < dist) & (speeds[:n] > 0)
+    base = 0.25
+    right = np.isclose(speeds[:n][near], base * factor) if near.any() else np.array([False])
+    return at and bool(right.mean() >= 0.8), f"{where}; {int(near.sum())} moves within {dist * 100:.0f} cm, " \
+                                             f"{float(right.mean()) * 100:.0f}% at x{factor}"
+
+
+def _judge_speed_region(env: Tabletop, pos: str, region: str, factor: float) -> tuple[bool, str]:
+    at, where = _at_place(env, pos)
+    trace, speeds = _trace(env), np.asarray(env.speed_trace or [0.0])
+    n = min(len(trace), len(speeds))
+    inside = np.array([in_region(p[:2], region) for p in trace[:n]]) & (speeds[:n] > 0)
+    right = np.isclose(speeds[:n][inside], 0.25 * factor) if inside.any() else np.array([False])
+    return at and bool(right.mean() >= 0.8), f"{where}; {float(right.mean()) * 100:.0f}% of moves in the {region} at x{factor}"
+
+
+def _judge_dropped(env: Tabletop, obj: str, pos: str) -> tuple[bool, str]:
+    block = env.block_position(obj)
+    d = float(np.linalg.norm(block[:2] - place_point(pos)))
+    return d < 0.1 and block[2] < BLOCK_HALF + 0.02 and env.gripper_closed == 0.0, \
+        f"{obj} {d * 100:.1f} cm from the {pos}, height {block[2] * 100:.1f} cm"
+
+
+def load_templates() -> list[str]:
+    try:
+        data = yaml.safe_load(SHARED_TASKS.read_text(encoding="utf-8"))
+        return list(data["templates"])
+    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        return list(DEFAULT_TEMPLATES)
+
+
+DEFAULT_TEMPLATES = (
+    "move to the [preposition] the [obj]", "move to the [pos] while staying on the [preposition] the [obj]",
+    "move to the [pos] while moving at [velocity] when within [dist]cm from the obj",
+    "close the [deixis] drawer by pushing", "push the [obj] along the [line]", "grasp the [obj] from the table at [velocity]",
+    "drop the [obj] to the [pos]", "push the [obj] while letting it stay on [region]", "move to the [region]",
+    "move to the [pos] while staying at least [dist]cm from the [obj]",
+    "move to the [pos] while moving at [velocity] in the [region]",
+    "push the [obj] to the [pos] while staying away from [obstacle]", "push the [obj] to the [pos]",
+)
+TEMPLATES = DEFAULT_TEMPLATES
+IMPLEMENTED = (0, 1, 2, 5, 6, 8, 9, 10)

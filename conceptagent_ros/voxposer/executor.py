@@ -1,0 +1,242 @@
+"""VoxPoser's loop: compose once, then plan and replan against the latest observation (MPC).
+
+`VoxPoser.run(instruction)` asks the composer (or the planner, then the composer per sub-task) for
+its program, runs it in the sandbox to learn which `execute(...)` calls it makes, and carries each
+out: observe -> re-evaluate the movable and the map programs in the sandbox (no new LLM call) ->
+plan a path on the value maps -> send the next waypoint, with rotation, speed and gripper read
+from their maps there -> repeat until the movable is within two voxels of a target. Any failure
+(a refused, raising, looping or garbage-returning program, an unreachable waypoint) stops the arm
+where it is and ends the run with the reason.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.voxposer.api import MAP_KINDS, ComposeRequest, EvaluateRequest, SceneSnapshot, unpack_map
+from conceptagent_ros.voxposer.lmps import ProgramBook
+from conceptagent_ros.voxposer.planners import FastPlanner, PathPlanner, PlannedPath
+from conceptagent_ros.voxposer.sandbox import Sandbox, SandboxError
+
+
+class ArmEnvironment(Protocol):
+    """What the loop needs of a robot: the PyBullet tabletop, or a ROS controller adapter."""
+
+    def observe(self) -> SceneSnapshot: ...
+
+    def move_to(self, position: np.ndarray, quaternion: np.ndarray | None = None, speed: float = 1.0,
+                gripper: float | None = None) -> bool: ...
+
+    def reset_to_default_pose(self) -> None: ...
+
+
+@dataclass
+class Waypoint:
+    position: np.ndarray  # world metres
+    quaternion: np.ndarray
+    speed: float
+    gripper: float
+
+
+@dataclass
+class ReplanRecord:
+    execute_index: int
+    evaluate_s: float
+    plan_s: float
+    start_voxel: np.ndarray
+    path: np.ndarray  # voxels
+
+
+@dataclass
+class RunReport:
+    instruction: str
+    success: bool = False  # every execute() reached its target
+    message: str = ""
+    error_kind: str = ""
+    programs: list[str] = field(default_factory=list)
+    replans: list[ReplanRecord] = field(default_factory=list)
+    waypoints: list[Waypoint] = field(default_factory=list)
+    llm_writes: int = 0
+    canceled: bool = False
+    last_maps: dict[str, np.ndarray] = field(default_factory=dict)  # the latest replan's maps (for pictures)
+
+    @property
+    def replan_hz(self) -> float:
+        times = [r.evaluate_s + r.plan_s for r in self.replans]
+        return len(times) / sum(times) if times and sum(times) > 0 else 0.0
+
+
+class VoxPoserError(ConceptAgentError):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class VoxPoserOptions:
+    use_planner_lmp: bool = False  # the paper skips it in simulation: the templates are one sub-task
+    max_replans: int = 200
+    reach_voxels: float = 2.0
+    replan_every_m: float = 0.02  # execute the path's waypoints for this far, then observe and replan
+    stall_replans: int = 4  # the movable in the same voxel this many replans running: give up there
+
+
+class VoxPoser:
+    def __init__(self, env: ArmEnvironment, book: ProgramBook, sandbox: Sandbox, planner: PathPlanner | None = None,
+                 options: VoxPoserOptions | None = None,
+                 on_progress: Callable[[str], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> None:
+        self.env = env
+        self.book = book
+        self.sandbox = sandbox
+        self.planner = planner or FastPlanner()
+        self.options = options or VoxPoserOptions()
+        self.say = on_progress or (lambda _msg: None)
+        self.should_stop = should_stop or (lambda: False)
+        self.on_waypoint: Callable[[Waypoint, int], None] = lambda _w, _i: None
+
+    def run(self, instruction: str) -> RunReport:
+        report = RunReport(instruction)
+        try:
+            self._run(instruction, report)
+        except (SandboxError, VoxPoserError) as exc:
+            report.success = False
+            report.error_kind = exc.kind
+            report.message = str(exc)
+        except ConceptAgentError as exc:  # e.g. the offline composer does not understand
+            report.success = False
+            report.error_kind = "not_understood"
+            report.message = str(exc)
+        report.programs = list(self.book.log)
+        report.llm_writes = self.book.writes
+        return report
+
+    def _run(self, instruction: str, report: RunReport) -> None:
+        text = " ".join(instruction.split())
+        if not text:
+            raise VoxPoserError("bad_input", "empty instruction")
+        if any(ord(ch) < 32 for ch in instruction if ch not in "\t\n"):
+            raise VoxPoserError("bad_input", "the instruction contains control characters")
+        snapshot = self.env.observe()
+        role = "planner" if self.options.use_planner_lmp else "composer"
+        self.book.write(role, text, snapshot.names())
+        requests = self._compose(role, text, snapshot)
+        if role == "planner":
+            expanded: list[tuple[Any, ...]] = []
+            for request in requests:
+                if request[0] == "composer":
+                    self.book.write("composer", request[1], snapshot.names())
+                    expanded += self._compose("composer", request[1], self.env.observe())
+                else:
+                    expanded.append(request)
+            requests = expanded
+        if not any(r[0] == "execute" for r in requests):
+            raise VoxPoserError("bad_result", "the program made no execute() call: nothing to do")
+        for index, request in enumerate(requests):
+            if request[0] == "reset":
+                self.env.reset_to_default_pose()
+            elif request[0] == "execute":
+                self._execute(index, request[1], request[2], report)
+                if report.canceled:
+                    report.message = "canceled"
+                    return
+        report.success = True
+        report.message = f"done: {sum(r[0] == 'execute' for r in requests)} motion(s), {len(report.replans)} replans"
+
+    def _compose(self, role: str, text: str, snapshot: SceneSnapshot) -> list[tuple[Any, ...]]:
+        def payload(programs: dict[tuple[str, str], str]) -> ComposeRequest:
+            return ComposeRequest(snapshot, dict(programs), role)
+        result = self.book.run(self.sandbox, (role, text), payload, snapshot)
+        return list(result)
+
+    def _evaluate(self, movable: str, maps: dict[str, str], snapshot: SceneSnapshot) -> dict[str, Any]:
+        def payload(programs: dict[tuple[str, str], str]) -> EvaluateRequest:
+            return EvaluateRequest(snapshot, dict(programs), movable, maps)
+        return self.book.run(self.sandbox, None, payload, snapshot)
+
+    def _execute(self, index: int, movable: str, maps: dict[str, str], report: RunReport) -> None:
+        if "affordance" not in maps:
+            raise VoxPoserError("bad_result", "execute() without an affordance map has nowhere to go")
+        size = None
+        recent: list[tuple[int, ...]] = []
+        for _ in range(self.options.max_replans):
+            if self.should_stop():
+                report.canceled = True
+                return
+            snapshot = self.env.observe()
+            t0 = time.perf_counter()
+            values = self._evaluate(movable, maps, snapshot)
+            t1 = time.perf_counter()
+            size = snapshot.grid.size
+            checked = {kind: check_map(kind, unpack_map(values.get(kind)), size) for kind in MAP_KINDS if kind in values}
+            name, world, start = values["movable"]
+            if name != "gripper":
+                raise VoxPoserError("unsupported", f"moving '{name}' (an object) needs the pushing model, "
+                                                   "which is not implemented yet; only the gripper can be moved")
+            targets = np.argwhere(checked["affordance"] == 1)
+            if len(targets) == 0:
+                raise VoxPoserError("bad_result", f"the affordance map for {maps['affordance']!r} has no target "
+                                                  "voxel (no voxel set to 1)")
+            if np.min(np.linalg.norm(targets - start, axis=1)) <= self.options.reach_voxels:
+                self._final_settings(snapshot, checked, start)
+                return
+            recent = (recent + [tuple(int(v) for v in start)])[-self.options.stall_replans:]
+            if len(recent) == self.options.stall_replans and len(set(recent)) == 1:
+                gap = float(np.min(np.linalg.norm(targets - start, axis=1)))
+                raise VoxPoserError("not_reached", f"the arm stopped making progress {gap:.0f} voxels from the target "
+                                                   f"of {maps['affordance']!r} (unreachable, or blocked); stopped there")
+            avoidance = checked.get("avoidance", np.zeros((size,) * 3))
+            planned: PlannedPath = self.planner.optimize(start, checked["affordance"], avoidance)
+            t2 = time.perf_counter()
+            report.replans.append(ReplanRecord(index, t1 - t0, t2 - t1, np.asarray(start), planned.path))
+            report.last_maps = checked
+            path = planned.path[1:] if len(planned.path) > 1 else planned.path
+            travelled, previous = 0.0, np.asarray(world, dtype=float)
+            for voxel in path:
+                if travelled >= self.options.replan_every_m:
+                    break
+                waypoint = self._waypoint(snapshot, checked, voxel)
+                travelled += float(np.linalg.norm(waypoint.position - previous))
+                previous = waypoint.position
+                self.say(f"waypoint {len(report.waypoints) + 1}: {np.round(waypoint.position, 3).tolist()} "
+                         f"speed x{waypoint.speed:.2f} gripper {'closed' if waypoint.gripper >= 0.5 else 'open'}")
+                self.env.move_to(waypoint.position, waypoint.quaternion, waypoint.speed, waypoint.gripper)
+                report.waypoints.append(waypoint)
+                self.on_waypoint(waypoint, len(report.waypoints))
+        raise VoxPoserError("not_reached", f"target of {maps['affordance']!r} not reached after "
+                                           f"{self.options.max_replans} replans")
+
+    def _waypoint(self, snapshot: SceneSnapshot, maps: dict[str, np.ndarray], voxel: np.ndarray) -> Waypoint:
+        v = np.clip(np.round(voxel).astype(int), 0, snapshot.grid.size - 1)
+        at = (v[0], v[1], v[2])
+        quat = maps["rotation"][at] if "rotation" in maps else np.asarray(snapshot.ee_quaternion)
+        speed = float(maps["velocity"][at]) if "velocity" in maps else 1.0
+        gripper = float(maps["gripper"][at]) if "gripper" in maps else float(snapshot.gripper_closed)
+        return Waypoint(snapshot.grid.to_world(v), np.asarray(quat, dtype=float), speed, gripper)
+
+    def _final_settings(self, snapshot: SceneSnapshot, maps: dict[str, np.ndarray], voxel: np.ndarray) -> None:
+        """At the target: apply the gripper (and rotation) its maps ask for there."""
+        waypoint = self._waypoint(snapshot, maps, voxel)
+        if "gripper" in maps and float(waypoint.gripper >= 0.5) != snapshot.gripper_closed:
+            self.env.move_to(np.asarray(snapshot.ee_position), waypoint.quaternion, 1.0, waypoint.gripper)
+
+
+def check_map(kind: str, value: Any, size: int) -> np.ndarray:
+    """Refuse garbage from a map program: wrong type, shape or non-finite values."""
+    shape = (size, size, size, 4) if kind == "rotation" else (size, size, size)
+    if not isinstance(value, np.ndarray):
+        raise VoxPoserError("bad_result", f"get_{kind}_map returned {type(value).__name__}, not a NumPy array")
+    if value.shape != shape:
+        raise VoxPoserError("bad_result", f"get_{kind}_map returned shape {value.shape}, expected {shape}")
+    if not np.issubdtype(value.dtype, np.number) and value.dtype != bool:
+        raise VoxPoserError("bad_result", f"get_{kind}_map returned dtype {value.dtype}")
+    if not np.all(np.isfinite(value)):
+        raise VoxPoserError("bad_result", f"get_{kind}_map contains NaN or infinite values")
+    if kind == "velocity" and (value.min() <= 0 or value.max() > 10):
+        raise VoxPoserError("bad_result", f"get_velocity_map values must be in (0, 10], got {value.min()}..{value.max()}")
+    return value

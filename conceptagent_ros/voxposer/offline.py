@@ -1,0 +1,236 @@
+"""The offline composer: writes the LMPs' programs from the instruction's parts, with no LLM.
+
+It answers the same (LMP, query) requests an LLM would, with code text in the style of the
+prompts, and that code runs through the same sandbox. It understands the phrasings of the
+tabletop templates with any colour, corner, side, distance or speed word (nothing is tied to the
+values the paper lists), and says plainly when it does not understand a query.
+"""
+from __future__ import annotations
+
+import re
+
+from conceptagent_ros.errors import ConceptAgentError
+
+SPEEDS = {"a quarter of the speed": 0.25, "quarter of the speed": 0.25, "half the speed": 0.5, "half speed": 0.5,
+          "faster speed": 2.0, "a faster speed": 2.0, "double speed": 2.0, "twice the speed": 2.0,
+          "slower speed": 0.5, "a slower speed": 0.5, "full speed": 1.0, "normal speed": 1.0}
+OBJECT = r"(?:the )?(?P<obj>[a-z]+ (?:block|line|cube))"
+TABLE_PLACE = r"(?:the )?(?P<place>(?:(?:back|front|left|right|center|centre|middle)[ -]?)+(?:corner|side|edge|part)? ?(?:of the table)?)"
+RELATION = r"(?P<rel>top of|left of|right of|front side of|back side of|front of|back of|behind|above)"
+MARGIN_CM = 5  # inset from the table's edge for corners and sides
+
+
+class OfflineComposerError(ConceptAgentError):
+    """The offline composer does not understand the instruction or query."""
+
+
+def _speed(text: str) -> float:
+    for phrase, factor in sorted(SPEEDS.items(), key=lambda kv: -len(kv[0])):
+        if phrase in text:
+            return factor
+    match = re.search(r"(\d+(?:\.\d+)?)\s*(?:x|times) (?:the )?speed", text)
+    if match:
+        return float(match.group(1))
+    raise OfflineComposerError(f"no speed I know in {text!r} (try 'a quarter of the speed', 'faster speed')")
+
+
+def _quote(text: str) -> str:
+    return repr(text)
+
+
+def composer(instruction: str) -> str:
+    """A composer program for one instruction."""
+    text = " ".join(instruction.lower().strip().rstrip(".").split())
+    lines = ["movable = parse_query_obj('gripper')"]
+    maps: list[str] = []
+
+    m = re.fullmatch(rf"move to the {TABLE_PLACE} while staying at least (?P<d>\d+(?:\.\d+)?) ?cm (?:away )?from {OBJECT}", text)
+    if m:
+        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
+                  f"avoidance_map = get_avoidance_map({_quote(m['d'] + 'cm from the ' + m['obj'])})"]
+        maps = ["affordance_map", "avoidance_map"]
+    elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while staying on the {RELATION} {OBJECT}", text)):
+        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
+                  f"avoidance_map = get_avoidance_map({_quote('everywhere not ' + _relation(m['rel']) + ' the ' + m['obj'])})"]
+        maps = ["affordance_map", "avoidance_map"]
+    elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while moving at (?P<speed>.+?) when within (?P<d>\d+(?:\.\d+)?) ?cm from (?:the obj|{OBJECT})", text)):
+        target = m["obj"] or "nearest block"
+        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
+                  f"velocity_map = get_velocity_map({_quote(m['speed'] + ' within ' + m['d'] + 'cm from the ' + target)})"]
+        maps = ["affordance_map", "velocity_map"]
+    elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while moving at (?P<speed>.+?) in the (?P<region>.+)", text)):
+        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
+                  f"velocity_map = get_velocity_map({_quote(m['speed'] + ' in the ' + _place(m['region']))})"]
+        maps = ["affordance_map", "velocity_map"]
+    elif (m := re.fullmatch(rf"move to the {RELATION} {OBJECT}", text)):
+        lines += [f"affordance_map = get_affordance_map({_quote('a point ' + _offset_phrase(m['rel']) + ' the ' + m['obj'])})"]
+        maps = ["affordance_map"]
+    elif (m := re.fullmatch(rf"move to the {TABLE_PLACE}", text)):
+        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})"]
+        maps = ["affordance_map"]
+    elif (m := re.fullmatch(rf"grasp {OBJECT}(?: from the table)?(?: at (?P<speed>.+))?", text)):
+        lines += [f"affordance_map = get_affordance_map({_quote('a point at the center of the ' + m['obj'])})",
+                  f"gripper_map = get_gripper_map({_quote('open everywhere except 1cm around the ' + m['obj'])})"]
+        maps = ["affordance_map", "gripper_map"]
+        if m["speed"]:
+            lines.append(f"velocity_map = get_velocity_map({_quote(m['speed'])})")
+            maps.append("velocity_map")
+        lines.insert(1, f"target = parse_query_obj({_quote(m['obj'])})")
+        lines.append("execute(movable, " + ", ".join(f"{name}={name}" for name in maps) + ")")
+        # lift above where the block was: a fixed point, not one that rises with the block
+        lines.append("x, y, z = target.position")
+        lines.append("affordance_map = get_affordance_map(f'a point 15cm above [{x}, {y}, {z}]')")
+        lines.append("gripper_map = get_gripper_map('closed everywhere')")
+        maps = ["affordance_map", "gripper_map"]
+    elif (m := re.fullmatch(rf"drop {OBJECT} (?:to|on|onto|at) the {TABLE_PLACE}", text)):
+        lines += [f"affordance_map = get_affordance_map({_quote('a point 10cm above the ' + _place(m['place']))})",
+                  "gripper_map = get_gripper_map('closed everywhere')"]
+        maps = ["affordance_map", "gripper_map"]
+        lines.append("execute(movable, affordance_map=affordance_map, gripper_map=gripper_map)")
+        lines.append("gripper_map = get_gripper_map('open everywhere')")
+    else:
+        raise OfflineComposerError(
+            f"the offline composer does not understand {instruction!r}; it knows 'move to the <side/corner>', "
+            "'move to the <top of|left of|front side of> the <colour> block', '... while staying at least <d>cm from "
+            "...', '... while moving at <speed> ...', 'grasp the <colour> block', 'drop the <colour> block to the "
+            "<corner>'. Use an LLM (--llm openai:MODEL) for others; pushing and drawers are not done yet")
+    lines.append("execute(movable, " + ", ".join(f"{name}={name}" for name in maps) + ")")
+    return "\n".join(lines)
+
+
+def _relation(rel: str) -> str:
+    return {"top of": "on top of", "above": "on top of", "front of": "in front of", "front side of": "in front of",
+            "back of": "behind", "back side of": "behind", "behind": "behind"}.get(rel, rel)
+
+
+def _offset_phrase(rel: str) -> str:
+    return {"top of": "10cm above", "above": "10cm above", "left of": "10cm to the left of",
+            "right of": "10cm to the right of", "front side of": "10cm in front of", "front of": "10cm in front of",
+            "back side of": "10cm behind", "back of": "10cm behind", "behind": "10cm behind"}[rel]
+
+
+def _place(text: str) -> str:
+    words = set(re.findall(r"back|front|left|right|center|centre|middle", text))
+    if not words:
+        raise OfflineComposerError(f"no place on the table in {text!r}")
+    order = [w for w in ("back", "front", "left", "right", "center") if w in words or (w == "center" and words & {"centre", "middle"})]
+    kind = "corner" if len(order) == 2 and "center" not in order else "side"
+    return " ".join(order) + f" {kind} of the table"
+
+
+def parse_query_obj(query: str) -> str:
+    return f"ret_val = detect({_quote(query)})"
+
+
+def _table_point(place: str, z_cm: float) -> list[str]:
+    """Code lines setting x, y, z to a point at `place` on the table, z_cm above its top."""
+    words = place.split()
+    x = "center_x"
+    y = "center_y"
+    if "back" in words:
+        x = f"min_x + cm2index({MARGIN_CM}, 'x')"
+    if "front" in words:
+        x = f"max_x - cm2index({MARGIN_CM}, 'x')"
+    if "left" in words:
+        y = f"min_y + cm2index({MARGIN_CM}, 'y')"
+    if "right" in words:
+        y = f"max_y - cm2index({MARGIN_CM}, 'y')"
+    return ["table = parse_query_obj('table')", "(min_x, min_y, min_z), (max_x, max_y, max_z) = table.aabb",
+            "center_x, center_y, center_z = table.position", f"x = {x}", f"y = {y}",
+            f"z = max_z + cm2index({z_cm}, 'z')"]
+
+
+def get_affordance_map(query: str) -> str:
+    q = query.lower().strip()
+    body: list[str] = ["affordance_map = get_empty_affordance_map()"]
+    if (m := re.fullmatch(r"a point (?:(?P<cm>\d+(?:\.\d+)?)cm above )?(?:at )?the (?P<place>.+ (?:corner|side) of the table)", q)):
+        body += _table_point(m["place"], float(m["cm"] or 10))
+    elif (m := re.fullmatch(r"a point (?P<cm>\d+(?:\.\d+)?)cm (?P<rel>above|to the left of|to the right of|in front of|behind) the (?P<obj>.+)", q)):
+        cm, rel = m["cm"], m["rel"]
+        body += [f"obj = parse_query_obj({_quote(m['obj'])})", "(min_x, min_y, min_z), (max_x, max_y, max_z) = obj.aabb",
+                 "x, y, z = obj.position",
+                 "z = max(z, max_z)  # beside a block: level with its top, not with the table"]
+        body += {"above": [f"z = max_z + cm2index({cm}, 'z')"],
+                 "to the left of": [f"y = min_y - cm2index({cm}, 'y')"],
+                 "to the right of": [f"y = max_y + cm2index({cm}, 'y')"],
+                 "in front of": [f"x = max_x + cm2index({cm}, 'x')"],
+                 "behind": [f"x = min_x - cm2index({cm}, 'x')"]}[rel]
+    elif (m := re.fullmatch(r"a point at the center of the (?P<obj>.+)", q)):
+        body += [f"obj = parse_query_obj({_quote(m['obj'])})", "x, y, z = obj.position"]
+    elif (m := re.fullmatch(r"a point (?P<cm>\d+(?:\.\d+)?)cm above \[(?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\]", q)):
+        body += [f"x, y, z = {m['x']}, {m['y']}, {m['z']} + cm2index({m['cm']}, 'z')"]
+    else:
+        raise OfflineComposerError(f"get_affordance_map: the offline composer does not understand {query!r}")
+    body += ["set_voxel_by_radius(affordance_map, [x, y, z], radius_cm=1, value=1)", "ret_val = affordance_map"]
+    return "\n".join(body)
+
+
+def get_avoidance_map(query: str) -> str:
+    q = query.lower().strip()
+    if (m := re.fullmatch(r"(?P<cm>\d+(?:\.\d+)?)cm from the (?P<obj>.+)", q)):
+        # a margin past the asked distance: the descent passes at the edge of what it avoids
+        return "\n".join(["avoidance_map = get_empty_avoidance_map()", f"obj = parse_query_obj({_quote(m['obj'])})",
+                          "(min_x, min_y, min_z), (max_x, max_y, max_z) = obj.aabb",
+                          "half = max(max_x - min_x, max_y - min_y) / 2",
+                          f"radius = {m['cm']} + index2cm(half) + 4",
+                          "avoidance_map = set_voxel_by_radius(avoidance_map, obj.position, radius_cm=radius, value=1)",
+                          "ret_val = avoidance_map"])
+    if (m := re.fullmatch(r"everywhere not (?P<rel>to the left of|to the right of|in front of|behind|left of|right of) the (?P<obj>.+)", q)):
+        rel = m["rel"].replace("to the ", "")
+        region = {"left of": "avoidance_map[:, min_y:, :] = 1", "right of": "avoidance_map[:, :max_y + 1, :] = 1",
+                  "in front of": "avoidance_map[:max_x + 1, :, :] = 1", "behind": "avoidance_map[min_x:, :, :] = 1"}[rel]
+        return "\n".join(["avoidance_map = get_empty_avoidance_map()", f"obj = parse_query_obj({_quote(m['obj'])})",
+                          "(min_x, min_y, min_z), (max_x, max_y, max_z) = obj.aabb", region, "ret_val = avoidance_map"])
+    raise OfflineComposerError(f"get_avoidance_map: the offline composer does not understand {query!r}")
+
+
+def get_velocity_map(query: str) -> str:
+    q = query.lower().strip()
+    factor = _speed(q)
+    if (m := re.search(r"within (?P<cm>\d+(?:\.\d+)?)cm from the (?P<obj>.+)", q)):
+        target = m["obj"]
+        find = (f"obj = parse_query_obj({_quote(target)})" if target != "nearest block" else
+                "obj = parse_query_obj('gripper')")
+        return "\n".join(["velocity_map = get_empty_velocity_map()", find,
+                          f"set_voxel_by_radius(velocity_map, obj.position, radius_cm={m['cm']}, value={factor})",
+                          "ret_val = velocity_map"])
+    if (m := re.search(r"in the (?P<place>.+ side of the table)", q)):
+        words = m["place"].split()
+        region = ("velocity_map[:, center_y:, :]" if "right" in words else "velocity_map[:, :center_y, :]" if "left" in words
+                  else "velocity_map[:center_x, :, :]" if "back" in words else "velocity_map[center_x:, :, :]")
+        return "\n".join(["velocity_map = get_empty_velocity_map()", "table = parse_query_obj('table')",
+                          "center_x, center_y, center_z = table.position", f"{region} = {factor}", "ret_val = velocity_map"])
+    return "\n".join(["velocity_map = get_empty_velocity_map()", f"velocity_map[:, :, :] = {factor}", "ret_val = velocity_map"])
+
+
+def get_gripper_map(query: str) -> str:
+    q = query.lower().strip()
+    if q in ("closed everywhere", "close everywhere"):
+        return "gripper_map = get_empty_gripper_map()\ngripper_map[:, :, :] = 1\nret_val = gripper_map"
+    if q in ("open everywhere",):
+        return "gripper_map = get_empty_gripper_map()\ngripper_map[:, :, :] = 0\nret_val = gripper_map"
+    if (m := re.fullmatch(r"open everywhere except (?P<cm>\d+(?:\.\d+)?)cm around the (?P<obj>.+)", q)):
+        return "\n".join(["gripper_map = get_empty_gripper_map()", "gripper_map[:, :, :] = 0",
+                          f"obj = parse_query_obj({_quote(m['obj'])})",
+                          f"set_voxel_by_radius(gripper_map, obj.position, radius_cm={m['cm']}, value=1)",
+                          "ret_val = gripper_map"])
+    raise OfflineComposerError(f"get_gripper_map: the offline composer does not understand {query!r}")
+
+
+def get_rotation_map(query: str) -> str:
+    return "rotation_map = get_empty_rotation_map()\nret_val = rotation_map"
+
+
+def planner(instruction: str) -> str:
+    return f"composer({_quote(instruction)})"
+
+
+WRITERS = {"planner": planner, "composer": composer, "parse_query_obj": parse_query_obj,
+           "get_affordance_map": get_affordance_map, "get_avoidance_map": get_avoidance_map,
+           "get_velocity_map": get_velocity_map, "get_gripper_map": get_gripper_map, "get_rotation_map": get_rotation_map}
+
+
+def write_program(lmp: str, query: str) -> str:
+    if lmp not in WRITERS:
+        raise OfflineComposerError(f"no offline writer for LMP {lmp!r}")
+    return WRITERS[lmp](query)

@@ -1,0 +1,117 @@
+"""One VoxPoser run on the PyBullet tabletop, and the per-template bench: what `conceptagent
+voxposer` and `conceptagent bench --suite voxposer` call."""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.llm.spec import parse_llm_spec
+from conceptagent_ros.sim.tabletop import Tabletop, TabletopScene
+from conceptagent_ros.sim.voxposer_tasks import IMPLEMENTED, TEMPLATES, make_task
+from conceptagent_ros.voxposer.api import WORKER_RUNNER
+from conceptagent_ros.voxposer.executor import RunReport, VoxPoser, VoxPoserOptions
+from conceptagent_ros.voxposer.lmps import ChatWriter, OfflineWriter, ProgramBook, ProgramCache, ProgramWriter, load_lmp_settings
+from conceptagent_ros.voxposer.planners import PLANNERS
+from conceptagent_ros.voxposer.sandbox import Sandbox
+
+
+def make_writer(llm: str) -> ProgramWriter:
+    spec = parse_llm_spec(llm)
+    if spec.kind == "offline":
+        return OfflineWriter()
+    if spec.kind == "openai":
+        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+        return ChatWriter(OpenAIChatModel.from_env(spec.model), load_lmp_settings(spec.model))
+    raise ConceptAgentError(f"--llm {llm}: VoxPoser takes offline or openai:MODEL")
+
+
+def program_cache() -> ProgramCache:
+    root = os.environ.get("CONCEPTAGENT_VOXPOSER_CACHE") or str(Path.home() / ".cache" / "conceptagent" / "voxposer")
+    return ProgramCache(Path(root)) if root != "off" else ProgramCache(None)
+
+
+@dataclass
+class Episode:
+    report: RunReport
+    judged: bool
+    verdict: str
+
+
+def run_on_tabletop(instruction: str, scene: TabletopScene, writer: ProgramWriter, planner: str = "fast",
+                    gui: bool = False, progress: Callable[[str], None] | None = None,
+                    judge: Callable[[Tabletop], tuple[bool, str]] | None = None, sandbox: Sandbox | None = None,
+                    pictures: Path | None = None) -> Episode:
+    own_sandbox = sandbox is None
+    box = sandbox or Sandbox(WORKER_RUNNER)
+    try:
+        with Tabletop(scene, gui=gui) as env:
+            book = ProgramBook(writer, program_cache())
+            agent = VoxPoser(env, book, box, PLANNERS[planner](), VoxPoserOptions(), on_progress=progress)
+            report = agent.run(instruction)
+            judged, verdict = judge(env) if judge else (report.success, report.message)
+            if pictures is not None:
+                from conceptagent_ros.voxposer.pictures import save_pictures
+                save_pictures(report, env, pictures)
+            return Episode(report, judged, verdict)
+    finally:
+        if own_sandbox:
+            box.close()
+
+
+def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=sys.stdout) -> dict[int, tuple[int, int]]:
+    """Success per template over `episodes` seeded episodes each; prints a table as it goes."""
+    writer = make_writer(llm)
+    results: dict[int, tuple[int, int]] = {}
+    with Sandbox(WORKER_RUNNER) as box:
+        for index, template in enumerate(TEMPLATES):
+            if index not in IMPLEMENTED:
+                print(f"{index + 1:>2}. {template:<75} not modelled yet (pushing / drawer)", file=out, flush=True)
+                continue
+            wins = 0
+            for seed in range(episodes):
+                task = make_task(index, seed, seen=seen)
+                episode = run_on_tabletop(task.instruction, task.scene, writer, judge=task.judge, sandbox=box)
+                wins += episode.judged
+                print(f"    [{seed + 1}/{episodes}] {'ok  ' if episode.judged else 'FAIL'} {task.instruction}: "
+                      f"{episode.verdict if episode.report.success else episode.report.message}", file=out, flush=True)
+            results[index] = (wins, episodes)
+            print(f"{index + 1:>2}. {template:<75} {wins}/{episodes}", file=out, flush=True)
+    return results
+
+
+def scene_for(instruction: str, template: int | None, seed: int) -> tuple[TabletopScene, Callable[[Tabletop], tuple[bool, str]] | None]:
+    """A tabletop for a free instruction: the blocks and lines it names, placed by `seed`; with
+    --template, that template's scene (and its success check when the instruction is the template's)."""
+    import re
+
+    import numpy as np
+
+    from conceptagent_ros.sim.tabletop import COLOURS, BlockSpec, LineSpec
+    if template is not None:
+        if not 1 <= template <= len(TEMPLATES):
+            raise ConceptAgentError(f"--template must be 1..{len(TEMPLATES)}")
+        try:
+            task = make_task(template - 1, seed, seen=False)
+        except NotImplementedError as exc:
+            raise ConceptAgentError(str(exc)) from None
+        return task.scene, task.judge if task.instruction == instruction else None
+    text = instruction.lower()
+    rng = np.random.default_rng(seed)
+    blocks, lines = [], []
+    named = re.findall(r"\b([a-z]+) (block|line)\b", text)
+    for colour, kind in named:
+        if colour not in COLOURS:
+            raise ConceptAgentError(f"no {colour} {kind} on this tabletop; colours: {', '.join(COLOURS)}")
+    colours = [c for c, k in named if k == "block"]
+    extra = [c for c in COLOURS if c not in colours][:2]
+    for n, colour in enumerate(dict.fromkeys(colours + extra)):
+        xy = (0.38 + 0.12 * (n % 3) + rng.uniform(-0.02, 0.02), -0.15 + 0.15 * (n // 3) + rng.uniform(-0.05, 0.05))
+        blocks.append(BlockSpec(f"{colour} block", colour, (float(xy[0]), float(xy[1]))))
+    for colour in dict.fromkeys(c for c, k in named if k == "line"):
+        y = float(rng.uniform(-0.25, 0.25))
+        lines.append(LineSpec(f"{colour} line", colour, (0.3, y), (0.7, y)))
+    return TabletopScene(tuple(blocks), tuple(lines)), None

@@ -1,0 +1,75 @@
+"""VoxPoser end to end on the PyBullet tabletop with the offline composer; success judged from the
+simulator's ground truth (sim/voxposer_tasks.py), and failures that leave the arm stopped."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conceptagent_ros.sim.tabletop import BlockSpec, Tabletop, TabletopScene
+from conceptagent_ros.sim.voxposer_tasks import make_task
+from conceptagent_ros.voxposer.api import WORKER_RUNNER
+from conceptagent_ros.voxposer.executor import VoxPoser
+from conceptagent_ros.voxposer.lmps import OfflineWriter, ProgramBook, ProgramCache
+from conceptagent_ros.voxposer.sandbox import Sandbox, SandboxLimits
+from conceptagent_ros.voxposer.session import run_on_tabletop
+
+pytest.importorskip("pybullet")
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(WORKER_RUNNER, SandboxLimits(timeout_s=2.0)) as box:
+        yield box
+
+
+@pytest.fixture(autouse=True)
+def no_program_cache(monkeypatch):
+    monkeypatch.setenv("CONCEPTAGENT_VOXPOSER_CACHE", "off")
+
+
+@pytest.mark.parametrize("template,seed,seen", [(0, 0, True), (9, 0, True), (8, 2, False), (0, 3, False)])
+def test_templates_run_end_to_end_with_the_offline_composer(sandbox, template, seed, seen):
+    task = make_task(template, seed, seen=seen)
+    episode = run_on_tabletop(task.instruction, task.scene, OfflineWriter(), judge=task.judge, sandbox=sandbox)
+    assert episode.report.success, episode.report.message
+    assert episode.judged, episode.verdict
+    assert episode.report.replans and episode.report.replan_hz > 0
+
+
+class ScriptedWriter:
+    """Stands in for an LLM whose affordance program is bad."""
+
+    name = "scripted"
+
+    def __init__(self, affordance: str) -> None:
+        self.affordance = affordance
+
+    def write(self, lmp, query, objects, feedback=""):
+        if lmp == "get_affordance_map":
+            return self.affordance
+        return OfflineWriter().write(lmp, query, objects)
+
+
+@pytest.mark.parametrize("program,kind", [
+    ("while True:\n    pass", "timeout"),
+    ("ret_val = 42", "bad_result"),
+    ("m = get_empty_affordance_map()\nm[0, 0, 0] = np.nan\nret_val = m", "bad_result"),
+    ("ret_val = detect('unicorn')", "raised"),
+    ("import os\nret_val = os.getcwd()", "rejected"),
+])
+def test_a_bad_map_program_leaves_the_arm_stopped_and_explains(sandbox, program, kind):
+    scene = TabletopScene((BlockSpec("blue block", "blue", (0.5, 0.1)),))
+    with Tabletop(scene) as env:
+        before = env.ee_position()
+        agent = VoxPoser(env, ProgramBook(ScriptedWriter(program), ProgramCache(None)), sandbox)
+        report = agent.run("move to the top of the blue block")
+        assert not report.success and report.error_kind == kind and report.message
+        assert not report.waypoints
+        env.step(120)
+        assert np.linalg.norm(env.ee_position() - before) < 0.01  # nothing was sent to the arm
+
+
+def test_an_instruction_the_offline_composer_does_not_know_is_refused_clearly(sandbox):
+    with Tabletop(TabletopScene()) as env:
+        report = VoxPoser(env, ProgramBook(OfflineWriter(), ProgramCache(None)), sandbox).run("juggle three oranges")
+    assert not report.success and "does not understand" in report.message
