@@ -277,7 +277,7 @@ def add_ros_parsers(sub: Any) -> None:
     say.add_argument("text", nargs="+")
     say.add_argument("--namespace", default=ROS_NAMESPACE)
     say.add_argument("--topic", default="command")
-    say.add_argument("--wait", type=float, default=3.0, help="seconds to wait for a subscriber")
+    say.add_argument("--wait", type=float, default=5.0, help="seconds to wait for a subscriber (DDS discovery)")
     say.set_defaults(func=lambda a: _ros("cmd_say", a))
 
 

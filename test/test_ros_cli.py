@@ -43,7 +43,7 @@ def test_send_and_say_against_a_running_graph(ros_up):
     sent = cli(ros_up, "ros", "send", "open the fridge")
     assert sent.returncode == 0, sent.stdout + sent.stderr
     assert "[step  1] ok  navigate_to(fridge_1)" in sent.stdout and "SUCCESS" in sent.stdout
-    said = cli(ros_up, "say", "put", "the", "apple", "in", "the", "fridge")
+    said = cli(ros_up, "say", "put", "the", "apple", "in", "the", "fridge", "--wait", "15")
     assert said.returncode == 0, said.stderr
     assert "published on /conceptagent/command (1 subscriber)" in said.stdout
     bad = cli(ros_up, "ros", "send", "\x1b[2J\x07\t")  # control characters only (argv cannot hold NUL)

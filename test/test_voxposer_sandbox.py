@@ -6,7 +6,8 @@ import socket
 import numpy as np
 import pytest
 
-from conceptagent_ros.voxposer.api import WORKER_RUNNER, ComposeRequest, EvaluateRequest, ObjectCloud, SceneSnapshot, VoxelGrid
+from conceptagent_ros.voxposer.api import (WORKER_RUNNER, ComposeRequest, EvaluateRequest, ObjectCloud, SceneSnapshot,
+                                          VoxelGrid, unpack_map)
 from conceptagent_ros.voxposer.sandbox import Sandbox, SandboxError, SandboxLimits, check_program
 
 REFUSED = {
@@ -66,7 +67,8 @@ def compose(sandbox: Sandbox, code: str):
 def evaluate(sandbox: Sandbox, affordance_code: str):
     programs = {("parse_query_obj", "gripper"): "ret_val = detect('gripper')",
                 ("get_affordance_map", "q"): affordance_code}
-    return sandbox.run("pass", "get_affordance_map", EvaluateRequest(snapshot(), programs, "gripper", {"affordance": "q"}))
+    values = sandbox.run("pass", "get_affordance_map", EvaluateRequest(snapshot(), programs, "gripper", {"affordance": "q"}))
+    return {key: unpack_map(value) for key, value in values.items()}
 
 
 @pytest.fixture(scope="module")
