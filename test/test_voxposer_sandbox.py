@@ -6,8 +6,15 @@ import socket
 import numpy as np
 import pytest
 
-from conceptagent_ros.voxposer.api import (WORKER_RUNNER, ComposeRequest, EvaluateRequest, ObjectCloud, SceneSnapshot,
-                                          VoxelGrid, unpack_map)
+from conceptagent_ros.voxposer.api import (
+    WORKER_RUNNER,
+    ComposeRequest,
+    EvaluateRequest,
+    ObjectCloud,
+    SceneSnapshot,
+    VoxelGrid,
+    unpack_map,
+)
 from conceptagent_ros.voxposer.sandbox import Sandbox, SandboxError, SandboxLimits, check_program
 
 REFUSED = {
@@ -87,7 +94,8 @@ def test_infinite_loop_is_stopped_and_the_sandbox_recovers(sandbox):
 
 def test_slow_numpy_work_is_stopped(sandbox):
     with pytest.raises(SandboxError) as err:
-        evaluate(sandbox, "m = get_empty_affordance_map()\nfor i in range(100000):\n    m = m + np.ones((100, 100, 100))\nret_val = m")
+        evaluate(sandbox, "m = get_empty_affordance_map()\n"
+                          "for i in range(100000):\n    m = m + np.ones((100, 100, 100))\nret_val = m")
     assert err.value.kind == "timeout"
 
 

@@ -154,11 +154,6 @@ class VoxPoser:
         result = self.book.run(self.sandbox, (role, text), payload, snapshot)
         return list(result)
 
-    def _evaluate(self, movable: str, maps: dict[str, str], snapshot: SceneSnapshot) -> dict[str, Any]:
-        def payload(programs: dict[tuple[str, str], str]) -> EvaluateRequest:
-            return EvaluateRequest(snapshot, dict(programs), movable, maps)
-        return self.book.run(self.sandbox, None, payload, snapshot)
-
     def _execute(self, index: int, movable: str, maps: dict[str, str], report: RunReport) -> None:
         if "affordance" not in maps:
             raise VoxPoserError("bad_result", "execute() without an affordance map has nowhere to go")
@@ -170,11 +165,9 @@ class VoxPoser:
                 return
             snapshot = self.env.observe()
             t0 = time.perf_counter()
-            values = self._evaluate(movable, maps, snapshot)
+            (name, world, start), checked = evaluate_maps(self.book, self.sandbox, snapshot, movable, maps)
             t1 = time.perf_counter()
             size = snapshot.grid.size
-            checked = {kind: check_map(kind, unpack_map(values.get(kind)), size) for kind in MAP_KINDS if kind in values}
-            name, world, start = values["movable"]
             if name != "gripper":
                 raise VoxPoserError("unsupported", f"moving '{name}' (an object) needs the pushing model, "
                                                    "which is not implemented yet; only the gripper can be moved")
@@ -224,6 +217,17 @@ class VoxPoser:
         waypoint = self._waypoint(snapshot, maps, voxel)
         if "gripper" in maps and float(waypoint.gripper >= 0.5) != snapshot.gripper_closed:
             self.env.move_to(np.asarray(snapshot.ee_position), waypoint.quaternion, 1.0, waypoint.gripper)
+
+
+def evaluate_maps(book: ProgramBook, sandbox: Sandbox, snapshot: SceneSnapshot, movable: str,
+                  maps: dict[str, str]) -> tuple[tuple[str, np.ndarray, np.ndarray], dict[str, np.ndarray]]:
+    """One re-evaluation: the movable ((name, world position, voxel)) and the checked maps on `snapshot`."""
+    def payload(programs: dict[tuple[str, str], str]) -> EvaluateRequest:
+        return EvaluateRequest(snapshot, dict(programs), movable, maps)
+    values = book.run(sandbox, None, payload, snapshot)
+    size = snapshot.grid.size
+    checked = {kind: check_map(kind, unpack_map(values.get(kind)), size) for kind in MAP_KINDS if kind in values}
+    return values["movable"], checked
 
 
 def check_map(kind: str, value: Any, size: int) -> np.ndarray:

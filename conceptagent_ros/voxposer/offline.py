@@ -15,7 +15,8 @@ SPEEDS = {"a quarter of the speed": 0.25, "quarter of the speed": 0.25, "half th
           "faster speed": 2.0, "a faster speed": 2.0, "double speed": 2.0, "twice the speed": 2.0,
           "slower speed": 0.5, "a slower speed": 0.5, "full speed": 1.0, "normal speed": 1.0}
 OBJECT = r"(?:the )?(?P<obj>[a-z]+ (?:block|line|cube))"
-TABLE_PLACE = r"(?:the )?(?P<place>(?:(?:back|front|left|right|center|centre|middle)[ -]?)+(?:corner|side|edge|part)? ?(?:of the table)?)"
+TABLE_PLACE = (r"(?:the )?(?P<place>(?:(?:back|front|left|right|center|centre|middle)[ -]?)+"
+               r"(?:corner|side|edge|part)? ?(?:of the table)?)")
 RELATION = r"(?P<rel>top of|left of|right of|front side of|back side of|front of|back of|behind|above)"
 MARGIN_CM = 5  # inset from the table's edge for corners and sides
 
@@ -44,58 +45,63 @@ def composer(instruction: str) -> str:
     lines = ["movable = parse_query_obj('gripper')"]
     maps: list[str] = []
 
-    m = re.fullmatch(rf"move to the {TABLE_PLACE} while staying at least (?P<d>\d+(?:\.\d+)?) ?cm (?:away )?from {OBJECT}", text)
+    m = re.fullmatch(rf"move to the {TABLE_PLACE} while staying at least (?P<d>\d+(?:\.\d+)?) ?cm (?:away )?from {OBJECT}",
+                     text)
     if m:
-        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
-                  f"avoidance_map = get_avoidance_map({_quote(m['d'] + 'cm from the ' + m['obj'])})"]
-        maps = ["affordance_map", "avoidance_map"]
+        maps = _map_calls(lines, ("affordance", "a point at the " + _place(m["place"])),
+                          ("avoidance", f"{m['d']}cm from the {m['obj']}"))
     elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while staying on the {RELATION} {OBJECT}", text)):
-        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
-                  f"avoidance_map = get_avoidance_map({_quote('everywhere not ' + _relation(m['rel']) + ' the ' + m['obj'])})"]
-        maps = ["affordance_map", "avoidance_map"]
-    elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while moving at (?P<speed>.+?) when within (?P<d>\d+(?:\.\d+)?) ?cm from (?:the obj|{OBJECT})", text)):
+        maps = _map_calls(lines, ("affordance", "a point at the " + _place(m["place"])),
+                          ("avoidance", f"everywhere not {_relation(m['rel'])} the {m['obj']}"))
+    elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while moving at (?P<speed>.+?) when within "
+                            rf"(?P<d>\d+(?:\.\d+)?) ?cm from (?:the obj|{OBJECT})", text)):
         target = m["obj"] or "nearest block"
-        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
-                  f"velocity_map = get_velocity_map({_quote(m['speed'] + ' within ' + m['d'] + 'cm from the ' + target)})"]
-        maps = ["affordance_map", "velocity_map"]
+        maps = _map_calls(lines, ("affordance", "a point at the " + _place(m["place"])),
+                          ("velocity", f"{m['speed']} within {m['d']}cm from the {target}"))
     elif (m := re.fullmatch(rf"move to the {TABLE_PLACE} while moving at (?P<speed>.+?) in the (?P<region>.+)", text)):
-        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})",
-                  f"velocity_map = get_velocity_map({_quote(m['speed'] + ' in the ' + _place(m['region']))})"]
-        maps = ["affordance_map", "velocity_map"]
+        maps = _map_calls(lines, ("affordance", "a point at the " + _place(m["place"])),
+                          ("velocity", f"{m['speed']} in the {_place(m['region'])}"))
     elif (m := re.fullmatch(rf"move to the {RELATION} {OBJECT}", text)):
-        lines += [f"affordance_map = get_affordance_map({_quote('a point ' + _offset_phrase(m['rel']) + ' the ' + m['obj'])})"]
-        maps = ["affordance_map"]
+        maps = _map_calls(lines, ("affordance", f"a point {_offset_phrase(m['rel'])} the {m['obj']}"))
     elif (m := re.fullmatch(rf"move to the {TABLE_PLACE}", text)):
-        lines += [f"affordance_map = get_affordance_map({_quote('a point at the ' + _place(m['place']))})"]
-        maps = ["affordance_map"]
+        maps = _map_calls(lines, ("affordance", "a point at the " + _place(m["place"])))
     elif (m := re.fullmatch(rf"grasp {OBJECT}(?: from the table)?(?: at (?P<speed>.+))?", text)):
-        lines += [f"affordance_map = get_affordance_map({_quote('a point at the center of the ' + m['obj'])})",
-                  f"gripper_map = get_gripper_map({_quote('open everywhere except 1cm around the ' + m['obj'])})"]
-        maps = ["affordance_map", "gripper_map"]
+        lines.append(f"target = parse_query_obj({_quote(m['obj'])})")
+        calls = [("affordance", f"a point at the center of the {m['obj']}"),
+                 ("gripper", f"open everywhere except 1cm around the {m['obj']}")]
         if m["speed"]:
-            lines.append(f"velocity_map = get_velocity_map({_quote(m['speed'])})")
-            maps.append("velocity_map")
-        lines.insert(1, f"target = parse_query_obj({_quote(m['obj'])})")
-        lines.append("execute(movable, " + ", ".join(f"{name}={name}" for name in maps) + ")")
+            calls.append(("velocity", m["speed"]))
+        lines.append(_execute_line(_map_calls(lines, *calls)))
         # lift above where the block was: a fixed point, not one that rises with the block
         lines.append("x, y, z = target.position")
         lines.append("affordance_map = get_affordance_map(f'a point 15cm above [{x}, {y}, {z}]')")
-        lines.append("gripper_map = get_gripper_map('closed everywhere')")
-        maps = ["affordance_map", "gripper_map"]
+        maps = ["affordance_map", *_map_calls(lines, ("gripper", "closed everywhere"))]
     elif (m := re.fullmatch(rf"drop {OBJECT} (?:to|on|onto|at) the {TABLE_PLACE}", text)):
-        lines += [f"affordance_map = get_affordance_map({_quote('a point 10cm above the ' + _place(m['place']))})",
-                  "gripper_map = get_gripper_map('closed everywhere')"]
-        maps = ["affordance_map", "gripper_map"]
-        lines.append("execute(movable, affordance_map=affordance_map, gripper_map=gripper_map)")
-        lines.append("gripper_map = get_gripper_map('open everywhere')")
+        maps = _map_calls(lines, ("affordance", "a point 10cm above the " + _place(m["place"])),
+                          ("gripper", "closed everywhere"))
+        lines.append(_execute_line(maps))
+        _map_calls(lines, ("gripper", "open everywhere"))
     else:
         raise OfflineComposerError(
             f"the offline composer does not understand {instruction!r}; it knows 'move to the <side/corner>', "
             "'move to the <top of|left of|front side of> the <colour> block', '... while staying at least <d>cm from "
             "...', '... while moving at <speed> ...', 'grasp the <colour> block', 'drop the <colour> block to the "
             "<corner>'. Use an LLM (--llm openai:MODEL) for others; pushing and drawers are not done yet")
-    lines.append("execute(movable, " + ", ".join(f"{name}={name}" for name in maps) + ")")
+    lines.append(_execute_line(maps))
     return "\n".join(lines)
+
+
+def _execute_line(maps: list[str]) -> str:
+    return "execute(movable, " + ", ".join(f"{name}={name}" for name in maps) + ")"
+
+
+def _map_calls(lines: list[str], *calls: tuple[str, str]) -> list[str]:
+    """Append `<kind>_map = get_<kind>_map('<query>')` for each call; return the variable names."""
+    names = []
+    for kind, query in calls:
+        lines.append(f"{kind}_map = get_{kind}_map({_quote(query)})")
+        names.append(f"{kind}_map")
+    return names
 
 
 def _relation(rel: str) -> str:
@@ -113,7 +119,9 @@ def _place(text: str) -> str:
     words = set(re.findall(r"back|front|left|right|center|centre|middle", text))
     if not words:
         raise OfflineComposerError(f"no place on the table in {text!r}")
-    order = [w for w in ("back", "front", "left", "right", "center") if w in words or (w == "center" and words & {"centre", "middle"})]
+    if words & {"centre", "middle"}:
+        words.add("center")
+    order = [w for w in ("back", "front", "left", "right", "center") if w in words]
     kind = "corner" if len(order) == 2 and "center" not in order else "side"
     return " ".join(order) + f" {kind} of the table"
 
@@ -143,9 +151,11 @@ def _table_point(place: str, z_cm: float) -> list[str]:
 def get_affordance_map(query: str) -> str:
     q = query.lower().strip()
     body: list[str] = ["affordance_map = get_empty_affordance_map()"]
-    if (m := re.fullmatch(r"a point (?:(?P<cm>\d+(?:\.\d+)?)cm above )?(?:at )?the (?P<place>.+ (?:corner|side) of the table)", q)):
+    if (m := re.fullmatch(r"a point (?:(?P<cm>\d+(?:\.\d+)?)cm above )?(?:at )?the "
+                          r"(?P<place>.+ (?:corner|side) of the table)", q)):
         body += _table_point(m["place"], float(m["cm"] or 10))
-    elif (m := re.fullmatch(r"a point (?P<cm>\d+(?:\.\d+)?)cm (?P<rel>above|to the left of|to the right of|in front of|behind) the (?P<obj>.+)", q)):
+    elif (m := re.fullmatch(r"a point (?P<cm>\d+(?:\.\d+)?)cm "
+                            r"(?P<rel>above|to the left of|to the right of|in front of|behind) the (?P<obj>.+)", q)):
         cm, rel = m["cm"], m["rel"]
         body += [f"obj = parse_query_obj({_quote(m['obj'])})", "(min_x, min_y, min_z), (max_x, max_y, max_z) = obj.aabb",
                  "x, y, z = obj.position",
@@ -175,7 +185,8 @@ def get_avoidance_map(query: str) -> str:
                           f"radius = {m['cm']} + index2cm(half) + 4",
                           "avoidance_map = set_voxel_by_radius(avoidance_map, obj.position, radius_cm=radius, value=1)",
                           "ret_val = avoidance_map"])
-    if (m := re.fullmatch(r"everywhere not (?P<rel>to the left of|to the right of|in front of|behind|left of|right of) the (?P<obj>.+)", q)):
+    if (m := re.fullmatch(r"everywhere not (?P<rel>to the left of|to the right of|in front of|behind|left of|right of) "
+                          r"the (?P<obj>.+)", q)):
         rel = m["rel"].replace("to the ", "")
         region = {"left of": "avoidance_map[:, min_y:, :] = 1", "right of": "avoidance_map[:, :max_y + 1, :] = 1",
                   "in front of": "avoidance_map[:max_x + 1, :, :] = 1", "behind": "avoidance_map[min_x:, :, :] = 1"}[rel]

@@ -38,7 +38,7 @@ def save_pictures(report: RunReport, env: object, out: Path) -> list[Path]:
         fig = plt.figure(figsize=(6, 5))
         ax = fig.add_subplot(projection="3d")
         ax.plot(trace[:, 0], trace[:, 1], trace[:, 2], "k-", lw=1.5, label="end effector")
-        for name, body in getattr(env, "blocks", {}).items():
+        for name in getattr(env, "blocks", {}):
             pos = env.block_position(name)  # type: ignore[attr-defined]
             ax.scatter(*pos, s=60, color=name.split()[0] if name.split()[0] in _MPL else "gray", label=name)
         ax.set_xlabel("x (m)")

@@ -217,7 +217,7 @@ class _LazyTargetCost:
             self.scale = max(self._refined_max(sweep, size), 1e-9)
 
     def distance(self, voxels: np.ndarray) -> np.ndarray:
-        if self.tree is None:  # no target: the reference's EDT is the distance to the grid edge... all equal
+        if self.tree is None:  # no target voxel: no distance term (the executor refuses such maps before planning)
             return np.zeros(len(voxels))
         d, _ = self.tree.query(voxels)
         d[self.is_target[voxels[:, 0], voxels[:, 1], voxels[:, 2]]] = 0.0

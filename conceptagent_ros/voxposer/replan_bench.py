@@ -14,8 +14,8 @@ import numpy as np
 
 from conceptagent_ros.sim.tabletop import Tabletop
 from conceptagent_ros.sim.voxposer_tasks import make_task
-from conceptagent_ros.voxposer.api import WORKER_RUNNER, EvaluateRequest, unpack_map
-from conceptagent_ros.voxposer.executor import check_map
+from conceptagent_ros.voxposer.api import WORKER_RUNNER
+from conceptagent_ros.voxposer.executor import evaluate_maps
 from conceptagent_ros.voxposer.lmps import OfflineWriter, ProgramBook, ProgramCache
 from conceptagent_ros.voxposer.offline import composer
 from conceptagent_ros.voxposer.planners import FastPlanner, ReferencePlanner
@@ -39,18 +39,14 @@ def main(argv: list[str] | None = None) -> int:
                 snapshot = env.observe()
                 book = ProgramBook(OfflineWriter(), ProgramCache(None))
                 queries = dict(re.findall(r"get_(\w+)_map\('([^']+)'\)", composer(task.instruction)))
-                def payload(programs):
-                    return EvaluateRequest(snapshot, dict(programs), "gripper", queries)
-                book.run(box, None, payload, snapshot)  # writes the programs once, like the first replan
+                evaluate_maps(book, box, snapshot, "gripper", queries)  # writes the programs once, like the first replan
                 per = {name: [] for name in planners}
                 for _ in range(args.repeats):
                     for name, planner in planners.items():
                         t0 = time.perf_counter()
-                        values = book.run(box, None, payload, snapshot)
-                        maps = {k: check_map(k, unpack_map(values[k]), 100) for k in queries}
+                        movable, maps = evaluate_maps(book, box, snapshot, "gripper", queries)
                         t1 = time.perf_counter()
-                        planner.optimize(values["movable"][2], maps["affordance"],
-                                         maps.get("avoidance", np.zeros((100, 100, 100))))
+                        planner.optimize(movable[2], maps["affordance"], maps.get("avoidance", np.zeros((100, 100, 100))))
                         t2 = time.perf_counter()
                         per[name].append(t2 - t0)
                         evaluate_total += (t1 - t0) / len(planners)

@@ -145,9 +145,8 @@ def safe_builtins() -> dict[str, Any]:
 
 # -- the worker ----------------------------------------------------------------------------------
 
-# Worker-side task builder: given the request's payload, returns (globals for the program, a
-# function that runs the program and produces the reply). Looked up by name so that spawn can
-# import it in the child.
+# What the worker calls with each checked program: (program, its LMP name, the request's payload)
+# -> the reply. Named by its import path, since the worker is a fresh interpreter.
 TaskRunner = Callable[[ast.Module, str, Any], Any]
 
 

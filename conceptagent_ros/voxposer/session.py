@@ -83,7 +83,10 @@ def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=s
     return results
 
 
-def scene_for(instruction: str, template: int | None, seed: int) -> tuple[TabletopScene, Callable[[Tabletop], tuple[bool, str]] | None]:
+Judge = Callable[[Tabletop], tuple[bool, str]]
+
+
+def scene_for(instruction: str, template: int | None, seed: int) -> tuple[TabletopScene, Judge | None]:
     """A tabletop for a free instruction: the blocks and lines it names, placed by `seed`; with
     --template, that template's scene (and its success check when the instruction is the template's)."""
     import re
