@@ -225,6 +225,14 @@ class Tabletop:
         self.speed_trace.append(0.0)
         return bool(np.linalg.norm(self.ee_position() - goal) < 0.015)
 
+    def stop(self) -> None:
+        """Hold the arm at its present joint angles."""
+        p, c = self.p, self.client
+        for joint in ARM_JOINTS:
+            angle = p.getJointState(self.robot, joint, physicsClientId=c)[0]
+            p.setJointMotorControl2(self.robot, joint, p.POSITION_CONTROL, angle, force=240, physicsClientId=c)
+        self.step(10)
+
     def _track(self, target: np.ndarray, quat: tuple[float, ...]) -> None:
         p, c = self.p, self.client
         joints = p.calculateInverseKinematics(self.robot, EE_LINK, target.tolist(), list(quat), maxNumIterations=50,

@@ -34,6 +34,9 @@ class ArmEnvironment(Protocol):
 
     def reset_to_default_pose(self) -> None: ...
 
+    def stop(self) -> None:
+        """Hold the arm where it is now (after a failure or a cancel)."""
+
 
 @dataclass
 class Waypoint:
@@ -99,6 +102,8 @@ class VoxPoser:
         self.say = on_progress or (lambda _msg: None)
         self.should_stop = should_stop or (lambda: False)
         self.on_waypoint: Callable[[Waypoint, int], None] = lambda _w, _i: None
+        # after each replan: the record, the checked maps and the snapshot they were evaluated on
+        self.on_replan: Callable[[ReplanRecord, dict[str, np.ndarray], SceneSnapshot], None] = lambda _r, _m, _s: None
 
     def run(self, instruction: str) -> RunReport:
         report = RunReport(instruction)
@@ -112,6 +117,8 @@ class VoxPoser:
             report.success = False
             report.error_kind = "not_understood"
             report.message = str(exc)
+        if not report.success:
+            self.env.stop()  # whatever went wrong, the arm is left holding still
         report.programs = list(self.book.log)
         report.llm_writes = self.book.writes
         return report
@@ -186,13 +193,18 @@ class VoxPoser:
             avoidance = checked.get("avoidance", np.zeros((size,) * 3))
             planned: PlannedPath = self.planner.optimize(start, checked["affordance"], avoidance)
             t2 = time.perf_counter()
-            report.replans.append(ReplanRecord(index, t1 - t0, t2 - t1, np.asarray(start), planned.path))
+            record = ReplanRecord(index, t1 - t0, t2 - t1, np.asarray(start), planned.path)
+            report.replans.append(record)
             report.last_maps = checked
+            self.on_replan(record, checked, snapshot)
             path = planned.path[1:] if len(planned.path) > 1 else planned.path
             travelled, previous = 0.0, np.asarray(world, dtype=float)
             for voxel in path:
                 if travelled >= self.options.replan_every_m:
                     break
+                if self.should_stop():
+                    report.canceled = True
+                    return
                 waypoint = self._waypoint(snapshot, checked, voxel)
                 travelled += float(np.linalg.norm(waypoint.position - previous))
                 previous = waypoint.position
