@@ -111,9 +111,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if len(args.suite) > 1 or args.tasks:
             raise ConceptAgentError("--suite voxposer runs on its own (it is a different world)")
         from conceptagent_ros.voxposer.session import bench_voxposer
-        results = bench_voxposer(args.seeds if args.seeds > 1 else 20, llm=args.llm, seen=not args.unseen)
+        chosen = None
+        if args.template:
+            if any(not 1 <= t <= 13 for t in args.template):
+                raise ConceptAgentError("--template must be 1..13")
+            chosen = [t - 1 for t in args.template]
+        results = bench_voxposer(args.seeds if args.seeds > 1 else 20, llm=args.llm, seen=not args.unseen,
+                                 templates=chosen, out_dir=Path(args.out) if args.out else None)
         total = sum(w for w, _ in results.values()), sum(n for _, n in results.values())
-        print(f"VoxPoser templates modelled: {len(results)}/13; success {total[0]}/{total[1]}")
+        print(f"VoxPoser templates run: {len(results)}; success {total[0]}/{total[1]}")
+        if args.out:
+            print(f"Results written to {Path(args.out) / 'voxposer.md'} and {Path(args.out) / 'voxposer_episodes.csv'}")
         return EXIT_OK
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
@@ -321,6 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "--no-resume discards them and starts over")
     bench.add_argument("--unseen", action="store_true",
                        help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
+    bench.add_argument("--template", action="append", type=int, metavar="N",
+                       help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
     bench.set_defaults(func=cmd_bench)
 
     vox = sub.add_parser("voxposer", help="one VoxPoser instruction on the PyBullet tabletop (Franka Panda)")

@@ -27,7 +27,11 @@ def no_program_cache(monkeypatch):
     monkeypatch.setenv("CONCEPTAGENT_VOXPOSER_CACHE", "off")
 
 
-@pytest.mark.parametrize("template,seed,seen", [(0, 0, True), (9, 0, True), (8, 2, False), (0, 3, False)])
+@pytest.mark.parametrize("template,seed,seen", [
+    (0, 0, True), (9, 0, True), (8, 2, False), (0, 3, False),
+    (3, 0, True), (3, 1, False),  # close a drawer by pushing
+    (12, 0, True), (11, 1, True), (4, 0, False), (7, 1, False),  # push a block: to a place, around an obstacle, ...
+])
 def test_templates_run_end_to_end_with_the_offline_composer(sandbox, template, seed, seen):
     task = make_task(template, seed, seen=seen)
     episode = run_on_tabletop(task.instruction, task.scene, OfflineWriter(), judge=task.judge, sandbox=sandbox)
@@ -73,3 +77,28 @@ def test_an_instruction_the_offline_composer_does_not_know_is_refused_clearly(sa
     with Tabletop(TabletopScene()) as env:
         report = VoxPoser(env, ProgramBook(OfflineWriter(), ProgramCache(None)), sandbox).run("juggle three oranges")
     assert not report.success and "does not understand" in report.message
+
+
+@pytest.mark.parametrize("template", [3, 4, 7, 11, 12])
+def test_pushing_and_drawer_judges_fail_when_nothing_is_done(template):
+    """The judges read the simulator: an untouched scene is not a success (they can fail)."""
+    task = make_task(template, 0)
+    with Tabletop(task.scene) as env:
+        env.step(120)
+        ok, why = task.judge(env)
+    assert not ok, why
+
+
+def test_push_model_chooses_pushes_from_the_far_side_that_move_the_block_toward_the_goal():
+    from conceptagent_ros.voxposer.pushing import PushModel
+    model = PushModel()
+    rng = np.random.default_rng(0)
+    centre, goal = np.array([0.5, 0.0]), np.array([0.45, 0.05])
+    push = model.choose(centre, 0.025, goal, lambda xy: np.zeros(len(xy)), rng)
+    way = (goal - centre) / np.linalg.norm(goal - centre)
+    assert push.direction @ way > 0.9  # pushing toward the goal
+    assert (push.contact - centre) @ way < -0.02  # from the block's far side
+    assert np.linalg.norm(push.predicted - goal) < 0.02
+    # an avoidance cost on the straight way makes it choose a prediction elsewhere
+    blocked = model.choose(centre, 0.025, goal, lambda xy: 10.0 * (np.linalg.norm(xy - goal, axis=1) < 0.03), rng)
+    assert np.linalg.norm(blocked.predicted - goal) >= 0.03

@@ -47,10 +47,25 @@ class LineSpec:
 
 
 @dataclass(frozen=True)
+class CabinetSpec:
+    """A cabinet standing on the table with drawers stacked bottom to top, opening toward the robot (-x)."""
+
+    front_x: float = 0.62  # the closed drawers' fronts
+    y: float = 0.0
+    drawers: int = 3
+    opening: tuple[float, ...] = (0.0, 0.0, 0.0)  # metres each drawer (bottom first) is pulled out
+
+
+DRAWER_NAMES = {3: ("bottom drawer", "middle drawer", "top drawer")}
+CABINET_DEPTH, CABINET_WIDTH, DRAWER_HEIGHT = 0.16, 0.24, 0.08
+
+
+@dataclass(frozen=True)
 class TabletopScene:
     blocks: tuple[BlockSpec, ...] = ()
     lines: tuple[LineSpec, ...] = ()
     grasped: str | None = None  # a block that starts in the gripper
+    cabinet: CabinetSpec | None = None
 
 
 @dataclass
@@ -81,12 +96,13 @@ class Tabletop:
         self.dt = 1.0 / sim_hz
         self.grid = VoxelGrid(WORKSPACE_LOWER, WORKSPACE_UPPER, 100)
         self.scene = scene
-        self.names: dict[int, str] = {}
+        self.names: dict[tuple[int, int], str] = {}  # (body, link) -> name; link -1 is a body's base
         self._build(scene)
         self.cameras = self._cameras()
         self.gripper_closed = 0.0
         self.ee_trace: list[np.ndarray] = []
         self.speed_trace: list[float] = []
+        self.block_trace: dict[str, list[np.ndarray]] = {name: [] for name in self.blocks}
         self.reset_to_default_pose()
         if scene.grasped:
             self._start_grasped(scene.grasped)
@@ -110,7 +126,7 @@ class Tabletop:
             body = p.createMultiBody(0.1, shape, visual, [block.xy[0], block.xy[1], BLOCK_HALF], physicsClientId=c)
             p.changeDynamics(body, -1, lateralFriction=1.0, physicsClientId=c)
             self.blocks[block.name] = body
-            self.names[body] = block.name
+            self.names[(body, -1)] = block.name
         for line in scene.lines:
             a, b = np.asarray(line.start), np.asarray(line.end)
             length = float(np.linalg.norm(b - a))
@@ -120,7 +136,50 @@ class Tabletop:
             mid = (a + b) / 2
             body = p.createMultiBody(0, -1, visual, [mid[0], mid[1], 0.001],
                                      p.getQuaternionFromEuler([0, 0, yaw]), physicsClientId=c)
-            self.names[body] = line.name
+            self.names[(body, -1)] = line.name
+        self.cabinet: int | None = None
+        if scene.cabinet is not None:
+            self._build_cabinet(scene.cabinet)
+
+    def _build_cabinet(self, spec: CabinetSpec) -> None:
+        """A fixed carcass (base) and one prismatic link per drawer; joint 0 is closed, negative is open."""
+        p, c = self.p, self.client
+        height = DRAWER_HEIGHT * spec.drawers + 0.02
+        carcass_half = [CABINET_DEPTH / 2, CABINET_WIDTH / 2, height / 2]
+        drawer_half = [CABINET_DEPTH / 2 - 0.01, CABINET_WIDTH / 2 - 0.02, DRAWER_HEIGHT / 2 - 0.005]
+        base_pos = [spec.front_x + CABINET_DEPTH / 2 + 0.005, spec.y, height / 2]
+        n = spec.drawers
+        drawer_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=drawer_half, physicsClientId=c)
+        drawer_visual = p.createVisualShape(p.GEOM_BOX, halfExtents=drawer_half, rgbaColor=[0.85, 0.85, 0.8, 1],
+                                            physicsClientId=c)
+        # each drawer's origin relative to the carcass centre: its front flush with the carcass front when closed
+        origins = [[drawer_half[0] - CABINET_DEPTH / 2 - 0.005, 0.0, -height / 2 + 0.01 + DRAWER_HEIGHT * (k + 0.5)]
+                   for k in range(n)]
+        self.cabinet = p.createMultiBody(
+            0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[carcass_half[0] - 0.005, carcass_half[1], carcass_half[2]],
+                                      collisionFramePosition=[0.005, 0, 0], physicsClientId=c),
+            p.createVisualShape(p.GEOM_BOX, halfExtents=carcass_half, rgbaColor=[0.45, 0.3, 0.2, 1], physicsClientId=c),
+            base_pos, linkMasses=[0.5] * n, linkCollisionShapeIndices=[drawer_shape] * n,
+            linkVisualShapeIndices=[drawer_visual] * n, linkPositions=origins, linkOrientations=[[0, 0, 0, 1]] * n,
+            linkInertialFramePositions=[[0, 0, 0]] * n, linkInertialFrameOrientations=[[0, 0, 0, 1]] * n,
+            linkParentIndices=[0] * n, linkJointTypes=[p.JOINT_PRISMATIC] * n, linkJointAxis=[[1, 0, 0]] * n,
+            physicsClientId=c)
+        names = DRAWER_NAMES.get(n) or tuple(f"drawer {k + 1}" for k in range(n))
+        self.names[(self.cabinet, -1)] = "cabinet"
+        for k in range(n):
+            self.names[(self.cabinet, k)] = names[k]
+            p.resetJointState(self.cabinet, k, -spec.opening[k], physicsClientId=c)
+            p.changeDynamics(self.cabinet, k, jointLowerLimit=-0.14, jointUpperLimit=0.0, linearDamping=5.0,
+                             physicsClientId=c)
+            # joint friction: a drawer stays where it is left and moves only when pushed
+            p.setJointMotorControl2(self.cabinet, k, p.VELOCITY_CONTROL, targetVelocity=0, force=3.0, physicsClientId=c)
+
+    def drawer_opening(self, name: str) -> float:
+        """How far (m) the named drawer is pulled out."""
+        for (body, link), known in self.names.items():
+            if known == name and body == self.cabinet and link >= 0:
+                return -float(self.p.getJointState(body, link, physicsClientId=self.client)[0])
+        raise KeyError(name)
 
     def _cameras(self) -> list[Camera]:
         p = self.p
@@ -138,11 +197,12 @@ class Tabletop:
 
     # -- sensing ---------------------------------------------------------------------------------
     def render(self, camera: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """RGB (H, W, 3) uint8, world points (H, W, 3) and segmentation ids (H, W) from one camera."""
+        """RGB (H, W, 3) uint8, world points (H, W, 3) and segmentation (H, W): body id + (link + 1) << 24."""
         p = self.p
         _, _, rgba, depth, seg = p.getCameraImage(
             camera.width, camera.height, camera.view.flatten(order="F").tolist(),
-            camera.projection.flatten(order="F").tolist(), renderer=p.ER_TINY_RENDERER, physicsClientId=self.client)
+            camera.projection.flatten(order="F").tolist(), renderer=p.ER_TINY_RENDERER,
+            flags=p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX, physicsClientId=self.client)
         rgba = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
         depth = np.asarray(depth, dtype=float).reshape(camera.height, camera.width)
         seg = np.asarray(seg, dtype=np.int64).reshape(camera.height, camera.width)
@@ -153,15 +213,16 @@ class Tabletop:
         ndc = np.stack([uu, vv, 2 * depth - 1, np.ones_like(depth)], axis=-1).reshape(-1, 4)
         world = ndc @ np.linalg.inv(camera.projection @ camera.view).T
         world = (world[:, :3] / world[:, 3:]).reshape(camera.height, camera.width, 3)
-        return rgba[..., :3], world, seg & ((1 << 24) - 1)
+        return rgba[..., :3], world, seg
 
     def observe(self) -> SceneSnapshot:
         """Fuse the four cameras' segmented points per object into a snapshot for the map programs."""
         clouds: dict[str, list[np.ndarray]] = {}
         for camera in self.cameras:
             _, world, seg = self.render(camera)
-            for body, name in self.names.items():
-                mask = seg == body
+            body_ids, link_ids = seg & ((1 << 24) - 1), (seg >> 24) - 1  # PyBullet packs link + 1 above bit 24
+            for (body, link), name in self.names.items():
+                mask = (body_ids == body) & (link_ids == link) & (seg >= 0)
                 if mask.any():
                     clouds.setdefault(name, []).append(world[mask])
         objects = tuple(ObjectCloud(name, np.concatenate(parts)) for name, parts in sorted(clouds.items()))
@@ -216,6 +277,8 @@ class Tabletop:
             if n % 8 == 0 or n == steps:
                 self.ee_trace.append(self.ee_position())
                 self.speed_trace.append(base_speed * speed)
+                for name in self.blocks:
+                    self.block_trace[name].append(self.block_position(name))
         for _ in range(120):  # settle
             self._track(goal, quat)
             self.step(1)
@@ -251,6 +314,8 @@ class Tabletop:
         self.move_to(self.ee_position() + np.array([0, 0, 0.15]), gripper=1.0)
         self.ee_trace.clear()
         self.speed_trace.clear()
+        for trace in self.block_trace.values():
+            trace.clear()
 
     def _ik(self, target: np.ndarray) -> list[float]:
         return list(self.p.calculateInverseKinematics(self.robot, EE_LINK, target.tolist(), list(DOWN),

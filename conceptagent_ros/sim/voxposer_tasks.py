@@ -20,6 +20,8 @@ from conceptagent_ros.sim.tabletop import (
     TABLE_LOWER,
     TABLE_UPPER,
     BlockSpec,
+    CabinetSpec,
+    LineSpec,
     Tabletop,
     TabletopScene,
 )
@@ -36,7 +38,10 @@ SEEN = {
     "dist": [3, 5, 7, 9, 11],
     "region": ["right side of the table", "back side of the table"],
     "velocity": ["faster speed", "a quarter of the speed"],
+    "line": ["blue line", "green line", "yellow line", "pink line", "brown line"],
 }
+DRAWER_OF = {"topmost": "top drawer", "second to the top": "middle drawer", "middle": "middle drawer",
+             "second to the bottom": "middle drawer", "bottom": "bottom drawer", "lowest": "bottom drawer"}
 SPEED_FACTORS = {"faster speed": 2.0, "a quarter of the speed": 0.25, "half the speed": 0.5}
 INSET = 0.05
 
@@ -108,7 +113,8 @@ def make_task(template_index: int, seed: int, seen: bool = True) -> TabletopTask
     """Template `template_index` (0-based, Table 4's order) with attributes drawn by `seed`."""
     rng = np.random.default_rng(seed * 1009 + template_index)
     pool = SEEN if seen else {**SEEN, "obj": [f"{c} block" for c in COLOURS], "pos": list(PLACES),
-                              "dist": list(range(2, 13)), "region": [p for p in PLACES if "side" in p]}
+                              "dist": list(range(2, 13)), "region": [p for p in PLACES if "side" in p],
+                              "line": [f"{c} line" for c in COLOURS]}
 
     def pick(key: str) -> object:
         options = pool[key]
@@ -175,6 +181,61 @@ def make_task(template_index: int, seed: int, seen: bool = True) -> TabletopTask
         scene = TabletopScene(_blocks(rng, [colour, *distractors], [place_point(pos)]), grasped=obj)
         return TabletopTask(template, f"drop the {obj} to the {pos}", scene, {"obj": obj, "pos": pos},
                             lambda env: _judge_dropped(env, obj, pos))
+    if template_index == 3:
+        deixis = str(rng.choice(["topmost", "second to the bottom"] if seen else
+                                ["topmost", "second to the bottom", "bottom", "middle", "second to the top", "lowest"]))
+        drawer = DRAWER_OF[deixis]
+        opening = [float(rng.uniform(0.0, 0.02)) for _ in range(3)]
+        opening[("bottom drawer", "middle drawer", "top drawer").index(drawer)] = float(rng.uniform(0.07, 0.11))
+        cabinet = CabinetSpec(front_x=float(rng.uniform(0.6, 0.64)), y=float(rng.uniform(-0.15, 0.15)),
+                              opening=tuple(opening))
+        scene = TabletopScene(_blocks(rng, distractors[:1], [np.array([cabinet.front_x, cabinet.y])]), cabinet=cabinet)
+        return TabletopTask(template, f"close the {deixis} drawer by pushing", scene, {"deixis": deixis},
+                            lambda env: (env.drawer_opening(drawer) < 0.015,
+                                         f"the {drawer} is {env.drawer_opening(drawer) * 100:.1f} cm open"))
+    if template_index in (11, 12):
+        pos = str(pick("pos"))
+        goal = place_point(pos)
+        start = _away_from(rng, goal, 0.18)
+        blocks = [BlockSpec(obj, colour, (float(start[0]), float(start[1])))]
+        attributes: dict[str, object] = {"obj": obj, "pos": pos}
+        if template_index == 11:  # the obstacle sits between the block and the goal
+            obstacle_colour = distractors.pop()
+            mid = start + (goal - start) * rng.uniform(0.4, 0.6) + rng.uniform(-0.02, 0.02, 2)
+            blocks.append(BlockSpec(f"{obstacle_colour} block", obstacle_colour, (float(mid[0]), float(mid[1]))))
+            attributes["obstacle"] = f"{obstacle_colour} block"
+        blocks += _blocks(rng, distractors[:1], [start, goal, *(np.asarray(b.xy) for b in blocks[1:])])
+        scene = TabletopScene(tuple(blocks))
+        instruction = f"push the {obj} to the {pos}"
+        if template_index == 11:
+            instruction += f" while staying away from the {attributes['obstacle']}"
+        return TabletopTask(template, instruction, scene, attributes,
+                            lambda env: _judge_pushed_to(env, obj, pos, attributes.get("obstacle")))  # type: ignore[arg-type]
+    if template_index == 4:
+        line = str(pick("line"))
+        line_colour = line.split()[0]
+        along_x = bool(rng.integers(2))
+        centre = rng.uniform([0.42, -0.15], [0.58, 0.15])
+        half = np.array([0.15, 0.0]) if along_x else np.array([0.0, 0.15])
+        a, b = centre - half, centre + half
+        if rng.integers(2):
+            a, b = b, a
+        start = a + (b - a) * 0.1
+        scene = TabletopScene((BlockSpec(obj, colour, (float(start[0]), float(start[1]))),
+                               *_blocks(rng, distractors[:1], [start, (a + b) / 2, b])),
+                              (LineSpec(line, line_colour, (float(a[0]), float(a[1])), (float(b[0]), float(b[1]))),))
+        return TabletopTask(template, f"push the {obj} along the {line}", scene, {"obj": obj, "line": line},
+                            lambda env: _judge_along_line(env, obj, a, b))
+    if template_index == 7:
+        region = str(pick("region"))
+        for _ in range(200):  # inside the region, clear of its border, with room to move along it
+            start = rng.uniform([TABLE_LOWER[0] + 0.12, TABLE_LOWER[1] + 0.1], [TABLE_UPPER[0] - 0.12, TABLE_UPPER[1] - 0.1])
+            if in_region(start, region) and _border_distance(start, region) > 0.08:
+                break
+        scene = TabletopScene((BlockSpec(obj, colour, (float(start[0]), float(start[1]))),
+                               *_blocks(rng, distractors[:1], [start])))
+        return TabletopTask(template, f"push the {obj} while letting it stay on the {region}", scene,
+                            {"obj": obj, "region": region}, lambda env: _judge_stayed_in(env, obj, region, start))
     raise NotImplementedError(f"template {template_index + 1} ({template!r}) needs pushing or the drawer, "
                               "which the tabletop does not model yet")
 
@@ -245,6 +306,60 @@ def _judge_dropped(env: Tabletop, obj: str, pos: str) -> tuple[bool, str]:
         f"{obj} {d * 100:.1f} cm from the {pos}, height {block[2] * 100:.1f} cm"
 
 
+def _away_from(rng: np.random.Generator, goal: np.ndarray, distance: float) -> np.ndarray:
+    for _ in range(500):
+        xy = rng.uniform([TABLE_LOWER[0] + 0.1, TABLE_LOWER[1] + 0.1], [TABLE_UPPER[0] - 0.1, TABLE_UPPER[1] - 0.1])
+        if np.linalg.norm(xy - goal) >= distance:
+            return xy
+    raise RuntimeError("no start far enough from the goal")
+
+
+def _border_distance(xy: np.ndarray, region: str) -> float:
+    mid = (np.asarray(TABLE_LOWER) + np.asarray(TABLE_UPPER)) / 2
+    axis = 1 if ("left" in region or "right" in region) else 0
+    return float(abs(xy[axis] - mid[axis]))
+
+
+def _block_trace(env: Tabletop, obj: str) -> np.ndarray:
+    return np.asarray(env.block_trace.get(obj) or [env.block_position(obj)])
+
+
+def _on_table(xyz: np.ndarray) -> bool:
+    return bool(xyz[2] > 0.0 and TABLE_LOWER[0] <= xyz[0] <= TABLE_UPPER[0] and TABLE_LOWER[1] <= xyz[1] <= TABLE_UPPER[1])
+
+
+def _judge_pushed_to(env: Tabletop, obj: str, pos: str, obstacle: str | None) -> tuple[bool, str]:
+    block = env.block_position(obj)
+    d = float(np.linalg.norm(block[:2] - place_point(pos)))
+    ok, why = d <= 0.08 and _on_table(block), f"{obj} {d * 100:.1f} cm from the {pos}"
+    if obstacle is not None:
+        trace = _block_trace(env, obstacle)
+        shift = float(np.linalg.norm(trace[-1][:2] - trace[0][:2]))
+        closest = float(np.min(np.linalg.norm(_block_trace(env, obj)[:, :2] - trace[0][:2], axis=1)))
+        ok = ok and shift < 0.015 and closest >= 2 * BLOCK_HALF + 0.01
+        why += f"; the {obstacle} moved {shift * 100:.1f} cm, closest centres {closest * 100:.1f} cm"
+    return ok, why
+
+
+def _judge_along_line(env: Tabletop, obj: str, a: np.ndarray, b: np.ndarray) -> tuple[bool, str]:
+    trace = _block_trace(env, obj)[:, :2]
+    axis = (b - a) / np.linalg.norm(b - a)
+    rel = trace - a
+    off_line = np.abs(rel[:, 0] * axis[1] - rel[:, 1] * axis[0])
+    along = float(rel[-1] @ axis)
+    length = float(np.linalg.norm(b - a))
+    ok = along >= length - 0.08 and float(off_line.max()) <= 0.04 and _on_table(env.block_position(obj))
+    return ok, f"{obj} {along * 100:.1f} of {length * 100:.0f} cm along the line, at most {off_line.max() * 100:.1f} cm off it"
+
+
+def _judge_stayed_in(env: Tabletop, obj: str, region: str, start: np.ndarray) -> tuple[bool, str]:
+    trace = _block_trace(env, obj)
+    moved = float(np.linalg.norm(trace[-1][:2] - start))
+    inside = all(in_region(p[:2], region) for p in trace)
+    ok = moved >= 0.05 and inside and _on_table(trace[-1])
+    return ok, f"{obj} pushed {moved * 100:.1f} cm, {'always' if inside else 'not always'} on the {region}"
+
+
 def load_templates() -> list[str]:
     try:
         data = yaml.safe_load(SHARED_TASKS.read_text(encoding="utf-8"))
@@ -263,4 +378,4 @@ DEFAULT_TEMPLATES = (
     "push the [obj] to the [pos] while staying away from [obstacle]", "push the [obj] to the [pos]",
 )
 TEMPLATES = DEFAULT_TEMPLATES
-IMPLEMENTED = (0, 1, 2, 5, 6, 8, 9, 10)
+IMPLEMENTED = tuple(range(13))

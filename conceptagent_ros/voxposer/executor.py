@@ -4,7 +4,9 @@
 its program, runs it in the sandbox to learn which `execute(...)` calls it makes, and carries each
 out: observe -> re-evaluate the movable and the map programs in the sandbox (no new LLM call) ->
 plan a path on the value maps -> send the next waypoint, with rotation, speed and gripper read
-from their maps there -> repeat until the movable is within two voxels of a target. Any failure
+from their maps there -> repeat until the movable is within two voxels of a target. When the movable
+is an object, the same loop plans the object's path and moves it by pushes (pushing.py), observing
+it again after each. Any failure
 (a refused, raising, looping or garbage-returning program, an unreachable waypoint) stops the arm
 where it is and ends the run with the reason.
 """
@@ -18,9 +20,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from conceptagent_ros.errors import ConceptAgentError
-from conceptagent_ros.voxposer.api import MAP_KINDS, ComposeRequest, EvaluateRequest, SceneSnapshot, unpack_map
+from conceptagent_ros.voxposer.api import MAP_KINDS, ComposeRequest, EvaluateRequest, SceneSnapshot, VoxelGrid, unpack_map
 from conceptagent_ros.voxposer.lmps import ProgramBook
 from conceptagent_ros.voxposer.planners import FastPlanner, PathPlanner, PlannedPath
+from conceptagent_ros.voxposer.pushing import Push, PushModel
 from conceptagent_ros.voxposer.sandbox import Sandbox, SandboxError
 
 
@@ -87,6 +90,12 @@ class VoxPoserOptions:
     reach_voxels: float = 2.0
     replan_every_m: float = 0.02  # execute the path's waypoints for this far, then observe and replan
     stall_replans: int = 4  # the movable in the same voxel this many replans running: give up there
+    max_pushes: int = 60
+    push_reach_m: float = 0.03  # an object this close (xy) to its target has arrived
+    push_lookahead_m: float = 0.05  # each push aims at the object path's point this far ahead
+    push_height_m: float = 0.025  # the closed fingers' centre above the table while pushing
+    hover_height_m: float = 0.12  # travel height between pushes (clear of the blocks)
+    push_seed: int = 0
 
 
 class VoxPoser:
@@ -176,8 +185,8 @@ class VoxPoser:
             t1 = time.perf_counter()
             size = snapshot.grid.size
             if name != "gripper":
-                raise VoxPoserError("unsupported", f"moving '{name}' (an object) needs the pushing model, "
-                                                   "which is not implemented yet; only the gripper can be moved")
+                self._push(index, movable, maps, report)
+                return
             targets = np.argwhere(checked["affordance"] == 1)
             if len(targets) == 0:
                 raise VoxPoserError("bad_result", f"the affordance map for {maps['affordance']!r} has no target "
@@ -216,6 +225,80 @@ class VoxPoser:
         raise VoxPoserError("not_reached", f"target of {maps['affordance']!r} not reached after "
                                            f"{self.options.max_replans} replans")
 
+    def _push(self, index: int, movable: str, maps: dict[str, str], report: RunReport) -> None:
+        """Move an object along its planned path by pushes chosen with the pushing model (pushing.py)."""
+        options, model = self.options, PushModel()
+        rng = np.random.default_rng(options.push_seed)
+        moved: list[float] = []
+        for _ in range(options.max_pushes):
+            if self.should_stop():
+                report.canceled = True
+                return
+            snapshot = self.env.observe()
+            t0 = time.perf_counter()
+            (name, world, start), checked = evaluate_maps(self.book, self.sandbox, snapshot, movable, maps)
+            t1 = time.perf_counter()
+            targets = np.argwhere(checked.get("affordance", np.zeros(1)) == 1)
+            if len(targets) == 0:
+                raise VoxPoserError("bad_result", f"the affordance map for {maps['affordance']!r} has no target voxel")
+            grid = snapshot.grid
+            centre = np.asarray(world, dtype=float)
+            target_world = grid.to_world(targets)
+            gap = float(np.min(np.linalg.norm(target_world[:, :2] - centre[:2], axis=1)))
+            if gap <= options.push_reach_m:
+                return
+            if len(moved) >= 4 and max(moved[-4:]) < 0.005:
+                raise VoxPoserError("not_reached", f"the last 4 pushes left the {name} where it was, {gap * 100:.0f} cm "
+                                                   f"from the target of {maps['affordance']!r}; stopped there")
+            avoidance = checked.get("avoidance", np.zeros((grid.size,) * 3))
+            planned = self.planner.optimize(start, checked["affordance"], avoidance)
+            t2 = time.perf_counter()
+            record = ReplanRecord(index, t1 - t0, t2 - t1, np.asarray(start), planned.path)
+            report.replans.append(record)
+            report.last_maps = checked
+            self.on_replan(record, checked, snapshot)
+            path = grid.to_world(np.asarray(planned.path))[:, :2]
+            ahead = np.linalg.norm(path - centre[:2], axis=1) >= options.push_lookahead_m
+            goal = path[int(np.argmax(ahead))] if ahead.any() else path[-1]
+            points = next(o.points for o in snapshot.objects if o.name == name)
+            radius = float(np.max(points[:, :2].max(axis=0) - points[:, :2].min(axis=0)) / 2) + 0.005
+
+            push = model.choose(centre[:2], radius, goal, avoidance_cost(grid, avoidance, float(centre[2])), rng)
+            self._carry_out(push, snapshot, report)
+            if report.canceled:
+                return
+            moved.append(float(np.linalg.norm(self._centre_of(name) - centre[:2])))
+        raise VoxPoserError("not_reached", f"the {movable} did not reach the target of {maps['affordance']!r} "
+                                           f"after {options.max_pushes} pushes")
+
+    def _centre_of(self, name: str) -> np.ndarray:
+        points = next((o.points for o in self.env.observe().objects if o.name == name), None)
+        if points is None:
+            raise VoxPoserError("not_reached", f"the {name} is out of sight after a push (off the table?)")
+        return points.mean(axis=0)[:2]
+
+    def _carry_out(self, push: Push, snapshot: SceneSnapshot, report: RunReport) -> None:
+        """Hover over the pre-contact point, go down, push through, rise: the fingers closed, a firm pusher."""
+        o = self.options
+        pre = push.pre_contact(0.03)
+        now = np.asarray(snapshot.ee_position, dtype=float)
+        moves = []
+        if now[2] < o.hover_height_m - 0.01:
+            moves.append((np.array([now[0], now[1], o.hover_height_m]), 1.0))
+        moves += [(np.array([*pre, o.hover_height_m]), 1.0), (np.array([*pre, o.push_height_m]), 0.5),
+                  (np.array([*push.end(), o.push_height_m]), 0.3),
+                  (np.array([*(push.end() - push.direction * 0.02), o.hover_height_m]), 1.0)]
+        down = np.array([1.0, 0.0, 0.0, 0.0])
+        for position, speed in moves:
+            if self.should_stop():
+                report.canceled = True
+                return
+            waypoint = Waypoint(position, down, speed, 1.0)
+            self.say(f"push waypoint {len(report.waypoints) + 1}: {np.round(position, 3).tolist()}")
+            self.env.move_to(position, down, speed, 1.0)
+            report.waypoints.append(waypoint)
+            self.on_waypoint(waypoint, len(report.waypoints))
+
     def _waypoint(self, snapshot: SceneSnapshot, maps: dict[str, np.ndarray], voxel: np.ndarray) -> Waypoint:
         v = np.clip(np.round(voxel).astype(int), 0, snapshot.grid.size - 1)
         at = (v[0], v[1], v[2])
@@ -229,6 +312,14 @@ class VoxPoser:
         waypoint = self._waypoint(snapshot, maps, voxel)
         if "gripper" in maps and float(waypoint.gripper >= 0.5) != snapshot.gripper_closed:
             self.env.move_to(np.asarray(snapshot.ee_position), waypoint.quaternion, 1.0, waypoint.gripper)
+
+
+def avoidance_cost(grid: VoxelGrid, avoidance: np.ndarray, z: float) -> Callable[[np.ndarray], np.ndarray]:
+    """The avoidance map's value under planar positions (N, 2) at height z, as a push's extra cost."""
+    def cost(xy: np.ndarray) -> np.ndarray:
+        cells = grid.to_voxel(np.column_stack([xy, np.full(len(xy), z)]))
+        return 0.2 * avoidance[cells[:, 0], cells[:, 1], cells[:, 2]]
+    return cost
 
 
 def evaluate_maps(book: ProgramBook, sandbox: Sandbox, snapshot: SceneSnapshot, movable: str,

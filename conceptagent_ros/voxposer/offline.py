@@ -81,14 +81,59 @@ def composer(instruction: str) -> str:
                           ("gripper", "closed everywhere"))
         lines.append(_execute_line(maps))
         _map_calls(lines, ("gripper", "open everywhere"))
+    elif (m := re.fullmatch(rf"push {OBJECT} (?:to|toward|towards|into) the {TABLE_PLACE}"
+                            rf"(?: while (?:staying|keeping) away from (?:the )?(?P<obstacle>[a-z]+ (?:block|line|cube)))?",
+                            text)):
+        lines[0] = f"movable = parse_query_obj({_quote(m['obj'])})"
+        calls = [("affordance", "a point 2cm above the " + _place(m["place"]))]
+        if m["obstacle"]:
+            calls.append(("avoidance", f"4cm from the {m['obstacle']}"))
+        maps = _map_calls(lines, *calls)
+    elif (m := re.fullmatch(rf"push {OBJECT} along {OBJECT.replace('obj', 'line')}", text)):
+        # where the block starts, fixed once: re-evaluated maps must not flip ends as the block passes the middle
+        lines += [f"movable = parse_query_obj({_quote(m['obj'])})", "x, y, z = movable.position"]
+        lines.pop(0)
+        lines.append(f"affordance_map = get_affordance_map(f'a point at the end of the {m['line']} farthest from "
+                     "[{x}, {y}, {z}]')")
+        maps = ["affordance_map", *_map_calls(lines, ("avoidance", f"everywhere farther than 2cm from the {m['line']}"))]
+    elif (m := re.fullmatch(rf"push {OBJECT} while (?:letting|keeping) it (?:stay )?(?:on|in) the (?P<region>.+)", text)):
+        region = _place(m["region"])
+        lines += [f"movable = parse_query_obj({_quote(m['obj'])})", "x, y, z = movable.position"]
+        lines.pop(0)
+        lines.append(f"affordance_map = get_affordance_map(f'a point 10cm from [{{x}}, {{y}}, {{z}}] within the {region}')")
+        maps = ["affordance_map", *_map_calls(lines, ("avoidance", f"everywhere outside the {region}"))]
+    elif (m := re.fullmatch(r"(?:close|shut) the (?P<which>[a-z -]+?) drawer(?: by pushing(?: it)?)?", text)):
+        drawer = _drawer(m["which"])
+        # both points fixed once: the drawer moves away from re-evaluated maps while it is pushed
+        lines += [f"drawer = parse_query_obj({_quote(drawer)})", "(min_x, min_y, min_z), (max_x, max_y, max_z) = drawer.aabb",
+                  "x, y, z = drawer.position",
+                  "affordance_map = get_affordance_map(f'a point 5cm behind [{min_x}, {y}, {z}]')",
+                  "execute(movable, affordance_map=affordance_map)",
+                  "cabinet = parse_query_obj('cabinet')", "front_x = cabinet.aabb[0][0]"]
+        lines.append("affordance_map = get_affordance_map(f'a point at [{front_x}, {y}, {z}]')")
+        maps = ["affordance_map"]
     else:
         raise OfflineComposerError(
             f"the offline composer does not understand {instruction!r}; it knows 'move to the <side/corner>', "
             "'move to the <top of|left of|front side of> the <colour> block', '... while staying at least <d>cm from "
             "...', '... while moving at <speed> ...', 'grasp the <colour> block', 'drop the <colour> block to the "
-            "<corner>'. Use an LLM (--llm openai:MODEL) for others; pushing and drawers are not done yet")
+            "<corner>', 'push the <colour> block to the <corner/side> [while staying away from the <colour> block]', "
+            "'push the <colour> block along the <colour> line', 'push the <colour> block while letting it stay on the "
+            "<side>', 'close the <topmost|middle|bottom> drawer by pushing'. Use an LLM (--llm openai:MODEL) for others")
     lines.append(_execute_line(maps))
     return "\n".join(lines)
+
+
+DRAWER_WORDS = {"topmost": "top", "top": "top", "uppermost": "top", "highest": "top", "second to the top": "middle",
+                "middle": "middle", "second to the bottom": "middle", "center": "middle", "bottom": "bottom",
+                "bottommost": "bottom", "lowest": "bottom", "lowermost": "bottom"}
+
+
+def _drawer(which: str) -> str:
+    """The drawer's name in the scene for a deixis word (three drawers, named bottom/middle/top)."""
+    if which not in DRAWER_WORDS:
+        raise OfflineComposerError(f"which drawer is {which!r}? (topmost, middle, second to the bottom, bottom, ...)")
+    return f"{DRAWER_WORDS[which]} drawer"
 
 
 def _execute_line(maps: list[str]) -> str:
@@ -167,8 +212,31 @@ def get_affordance_map(query: str) -> str:
                  "behind": [f"x = min_x - cm2index({cm}, 'x')"]}[rel]
     elif (m := re.fullmatch(r"a point at the center of the (?P<obj>.+)", q)):
         body += [f"obj = parse_query_obj({_quote(m['obj'])})", "x, y, z = obj.position"]
-    elif (m := re.fullmatch(r"a point (?P<cm>\d+(?:\.\d+)?)cm above \[(?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\]", q)):
-        body += [f"x, y, z = {m['x']}, {m['y']}, {m['z']} + cm2index({m['cm']}, 'z')"]
+    elif (m := re.fullmatch(r"a point (?:(?P<cm>\d+(?:\.\d+)?)cm (?P<rel>above|behind|in front of) |at )"
+                            r"\[(?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\]", q)):
+        body += [f"x, y, z = {m['x']}, {m['y']}, {m['z']}"]
+        if m["cm"]:
+            body += [{"above": f"z = z + cm2index({m['cm']}, 'z')", "behind": f"x = x - cm2index({m['cm']}, 'x')",
+                      "in front of": f"x = x + cm2index({m['cm']}, 'x')"}[m["rel"]]]
+    elif (m := re.fullmatch(r"a point at the end of the (?P<line>.+ line) farthest from "
+                            r"\[(?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\]", q)):
+        body += [f"line = parse_query_obj({_quote(m['line'])})",
+                 "(min_x, min_y, min_z), (max_x, max_y, max_z) = line.aabb", f"ox, oy, z = {m['x']}, {m['y']}, {m['z']}",
+                 "x, y = line.position[0], line.position[1]",
+                 "if max_x - min_x > max_y - min_y:",
+                 "    x = min_x + cm2index(3, 'x') if abs(ox - min_x) > abs(ox - max_x) else max_x - cm2index(3, 'x')",
+                 "else:",
+                 "    y = min_y + cm2index(3, 'y') if abs(oy - min_y) > abs(oy - max_y) else max_y - cm2index(3, 'y')"]
+    elif (m := re.fullmatch(r"a point (?P<cm>\d+(?:\.\d+)?)cm from \[(?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\] "
+                            r"within the (?P<region>.+ side of the table)", q)):
+        cm, words = m["cm"], m["region"].split()
+        body += ["table = parse_query_obj('table')", "(min_x, min_y, min_z), (max_x, max_y, max_z) = table.aabb",
+                 f"x, y, z = {m['x']}, {m['y']}, {m['z']}",
+                 "# along the side's length, toward its roomier end"]
+        if "left" in words or "right" in words:
+            body.append(f"x = x + cm2index({cm}, 'x') if max_x - x > x - min_x else x - cm2index({cm}, 'x')")
+        else:
+            body.append(f"y = y + cm2index({cm}, 'y') if max_y - y > y - min_y else y - cm2index({cm}, 'y')")
     else:
         raise OfflineComposerError(f"get_affordance_map: the offline composer does not understand {query!r}")
     body += ["set_voxel_by_radius(affordance_map, [x, y, z], radius_cm=1, value=1)", "ret_val = affordance_map"]
@@ -192,6 +260,23 @@ def get_avoidance_map(query: str) -> str:
                   "in front of": "avoidance_map[:max_x + 1, :, :] = 1", "behind": "avoidance_map[min_x:, :, :] = 1"}[rel]
         return "\n".join(["avoidance_map = get_empty_avoidance_map()", f"obj = parse_query_obj({_quote(m['obj'])})",
                           "(min_x, min_y, min_z), (max_x, max_y, max_z) = obj.aabb", region, "ret_val = avoidance_map"])
+    if (m := re.fullmatch(r"everywhere farther than (?P<cm>\d+(?:\.\d+)?)cm from the (?P<line>.+)", q)):
+        return "\n".join(["avoidance_map = get_empty_avoidance_map()", f"line = parse_query_obj({_quote(m['line'])})",
+                          "(min_x, min_y, min_z), (max_x, max_y, max_z) = line.aabb",
+                          f"rx, ry = cm2index({m['cm']}, 'x'), cm2index({m['cm']}, 'y')",
+                          "avoidance_map[:, :, :] = 1",
+                          "avoidance_map[max(min_x - rx, 0):max_x + rx + 1, max(min_y - ry, 0):max_y + ry + 1, :] = 0",
+                          "ret_val = avoidance_map"])
+    if (m := re.fullmatch(r"everywhere outside the (?P<region>.+ side of the table)", q)):
+        words = m["region"].split()
+        # a margin inside the side's border, so that a block kept there stays wholly on it
+        region = ("avoidance_map[:, :cy + margin_y, :] = 1" if "right" in words else
+                  "avoidance_map[:, max(cy - margin_y, 0):, :] = 1" if "left" in words else
+                  "avoidance_map[max(cx - margin_x, 0):, :, :] = 1" if "back" in words else
+                  "avoidance_map[:cx + margin_x, :, :] = 1")
+        return "\n".join(["avoidance_map = get_empty_avoidance_map()", "table = parse_query_obj('table')",
+                          "cx, cy, cz = table.position", "margin_x, margin_y = cm2index(4, 'x'), cm2index(4, 'y')",
+                          region, "ret_val = avoidance_map"])
     raise OfflineComposerError(f"get_avoidance_map: the offline composer does not understand {query!r}")
 
 

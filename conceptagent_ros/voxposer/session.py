@@ -62,25 +62,66 @@ def run_on_tabletop(instruction: str, scene: TabletopScene, writer: ProgramWrite
             box.close()
 
 
-def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=sys.stdout) -> dict[int, tuple[int, int]]:
-    """Success per template over `episodes` seeded episodes each; prints a table as it goes."""
+def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=sys.stdout,
+                   templates: list[int] | None = None, out_dir: Path | None = None) -> dict[int, tuple[int, int]]:
+    """Success per template (0-based indices; all by default) over `episodes` seeded episodes each;
+    prints a table as it goes and, with `out_dir`, writes voxposer.md and voxposer_episodes.csv there."""
+    import csv
+    import time
+
     writer = make_writer(llm)
     results: dict[int, tuple[int, int]] = {}
+    rows: list[dict[str, object]] = []
+    chosen = range(len(TEMPLATES)) if templates is None else templates
     with Sandbox(WORKER_RUNNER) as box:
-        for index, template in enumerate(TEMPLATES):
+        for index in chosen:
+            template = TEMPLATES[index]
             if index not in IMPLEMENTED:
-                print(f"{index + 1:>2}. {template:<75} not modelled yet (pushing / drawer)", file=out, flush=True)
+                print(f"{index + 1:>2}. {template:<75} not modelled", file=out, flush=True)
                 continue
             wins = 0
             for seed in range(episodes):
                 task = make_task(index, seed, seen=seen)
+                began = time.perf_counter()
                 episode = run_on_tabletop(task.instruction, task.scene, writer, judge=task.judge, sandbox=box)
                 wins += episode.judged
-                print(f"    [{seed + 1}/{episodes}] {'ok  ' if episode.judged else 'FAIL'} {task.instruction}: "
-                      f"{episode.verdict if episode.report.success else episode.report.message}", file=out, flush=True)
+                why = episode.verdict if episode.report.success else episode.report.message
+                rows.append({"template": index + 1, "seed": seed, "instruction": task.instruction,
+                             "success": int(episode.judged), "executor_success": int(episode.report.success),
+                             "replans": len(episode.report.replans), "replan_hz": round(episode.report.replan_hz, 1),
+                             "seconds": round(time.perf_counter() - began, 1), "verdict": why})
+                print(f"    [{seed + 1}/{episodes}] {'ok  ' if episode.judged else 'FAIL'} {task.instruction}: {why}",
+                      file=out, flush=True)
             results[index] = (wins, episodes)
             print(f"{index + 1:>2}. {template:<75} {wins}/{episodes}", file=out, flush=True)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with open(out_dir / "voxposer_episodes.csv", "w", newline="", encoding="utf-8") as f:
+            table = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["template"])
+            table.writeheader()
+            table.writerows(rows)
+        (out_dir / "voxposer.md").write_text(bench_markdown(results, rows, llm, seen), encoding="utf-8")
     return results
+
+
+PAPER_SUCCESS = (90, 95, 100, 80, 65, 65, 60, 50, 100, 85, 85, 45, 80)  # VoxPoser's Table 4, seen attributes
+
+
+def bench_markdown(results: dict[int, tuple[int, int]], rows: list[dict[str, object]], llm: str, seen: bool) -> str:
+    lines = [f"# VoxPoser on the PyBullet tabletop ({'seen' if seen else 'unseen'} attributes, --llm {llm})", "",
+             "| # | template | success | paper (seen, LLM) | mean replan Hz | mean s/episode |",
+             "|---|---|---|---|---|---|"]
+    for index, (wins, n) in sorted(results.items()):
+        mine = [r for r in rows if r["template"] == index + 1]
+        hz = sum(float(r["replan_hz"]) for r in mine) / max(1, len(mine))  # type: ignore[arg-type]
+        seconds = sum(float(r["seconds"]) for r in mine) / max(1, len(mine))  # type: ignore[arg-type]
+        lines.append(f"| {index + 1} | {TEMPLATES[index]} | {wins}/{n} ({100 * wins / max(1, n):.0f}%) | "
+                     f"{PAPER_SUCCESS[index]}% | {hz:.1f} | {seconds:.1f} |")
+    failures = [r for r in rows if not r["success"]]
+    if failures:
+        lines += ["", "## Failed episodes", ""]
+        lines += [f"- template {r['template']}, seed {r['seed']}: \"{r['instruction']}\" -- {r['verdict']}" for r in failures]
+    return "\n".join(lines) + "\n"
 
 
 Judge = Callable[[Tabletop], tuple[bool, str]]
