@@ -35,6 +35,7 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.ros.conversions.scene import GraphSnapshot, graph_from_msg
 from conceptagent_ros.ros.conversions.skills import call_to_msg, outcome_from_result
+from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.scene.model import RobotState
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
@@ -42,7 +43,6 @@ from conceptagent_ros.srv import GetSceneGraph
 
 EXECUTE_SKILL_TYPE = "conceptagent_ros/action/ExecuteSkill"
 ACTION_TYPES: dict[str, Any] = {EXECUTE_SKILL_TYPE: ExecuteSkill}
-POLL_SECONDS = 0.01
 CANCEL_GRACE_SECONDS = 0.5  # for the robot to acknowledge a cancel request
 RESULT_RETRY_SECONDS = 0.5
 TERMINAL = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
@@ -67,17 +67,6 @@ class RobotLinkConfig:
     server_wait: float = 5.0  # seconds to wait for a skill server to appear and accept a goal
     skill_timeout: float = 120.0  # seconds a skill may run before it is canceled
     graph_timeout: float = 5.0  # seconds to wait for a scene graph
-
-
-def _wait(future: Any, timeout: float, cancel: threading.Event | None = None) -> bool:
-    """True when the future is done within the timeout; False on timeout or cancel."""
-    done = threading.Event()
-    future.add_done_callback(lambda _: done.set())
-    deadline = time.monotonic() + timeout
-    while not done.wait(POLL_SECONDS):
-        if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
-            return future.done()
-    return True
 
 
 class RosRobot:
@@ -130,7 +119,7 @@ class RosRobot:
             raise RobotLinkError(f"the scene graph service {name} is not available "
                                  f"(waited {self.config.graph_timeout:.1f} s); is the robot side running?")
         future = self.graph_client.call_async(GetSceneGraph.Request())
-        if not _wait(future, self.config.graph_timeout) or future.result() is None:
+        if not wait_done(future, self.config.graph_timeout) or future.result() is None:
             raise RobotLinkError(f"{name} did not answer within {self.config.graph_timeout:.1f} s")
         return future.result().graph
 
@@ -163,7 +152,7 @@ class RosRobot:
                                              f"running (waited {self.config.server_wait:.1f} s)", "unavailable")
         goal = ExecuteSkill.Goal(call=call_to_msg(call))
         sent = client.send_goal_async(goal)
-        if not _wait(sent, self.config.server_wait, self.cancel):
+        if not wait_done(sent, self.config.server_wait, self.cancel):
             # Given up on: should the server accept it after all, cancel it, so no skill runs unwatched.
             sent.add_done_callback(_cancel_if_accepted)
             if self.cancel.is_set():
@@ -179,7 +168,7 @@ class RosRobot:
         # Canceled by the task, or over time: ask the robot to stop the skill, and say which. The
         # skill server finishes the goal on its own; the task does not wait for that.
         reason = "canceled" if self.cancel.is_set() else "timeout"
-        _wait(handle.cancel_goal_async(), CANCEL_GRACE_SECONDS)
+        wait_done(handle.cancel_goal_async(), CANCEL_GRACE_SECONDS)
         if reason == "canceled":
             return SkillOutcome(call, False, f"{call} canceled while running", "canceled")
         return SkillOutcome(call, False, f"{call} did not finish within {self.config.skill_timeout:.0f} s and was "
@@ -192,7 +181,7 @@ class RosRobot:
         future = handle.get_result_async()
         deadline = time.monotonic() + timeout
         ended_at: float | None = None
-        while not _wait(future, RESULT_RETRY_SECONDS, self.cancel):
+        while not wait_done(future, RESULT_RETRY_SECONDS, self.cancel):
             if self.cancel.is_set() or time.monotonic() > deadline:
                 return None
             if handle.status in TERMINAL:

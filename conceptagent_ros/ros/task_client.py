@@ -2,7 +2,6 @@
 Used by `conceptagent ros send|demo|bench` and `conceptagent say`."""
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from std_msgs.msg import String
 from conceptagent_ros.action import ExecuteTask
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep
+from conceptagent_ros.ros.futures import wait_done
 
 
 class TaskClientError(ConceptAgentError):
@@ -27,12 +27,6 @@ class TaskReply:
     status: int
     steps: list[PlanStep] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def _wait(future, timeout: float) -> bool:  # noqa: ANN001 - rclpy Future
-    done = threading.Event()
-    future.add_done_callback(lambda _: done.set())
-    return done.wait(timeout)
 
 
 def send_task(node: Node, instruction: str, goal: str = "", planner: str = "", max_steps: int = 0,
@@ -54,13 +48,13 @@ def send_task(node: Node, instruction: str, goal: str = "", planner: str = "", m
         started = time.perf_counter()
         sent = client.send_goal_async(ExecuteTask.Goal(instruction=instruction, goal=goal, planner=planner,
                                                        max_steps=max_steps), feedback_callback=feedback)
-        if not _wait(sent, server_wait):
+        if not wait_done(sent, server_wait):
             raise TaskClientError("the planner did not answer the goal request in time")
         handle = sent.result()
         if not handle.accepted:
             return TaskReply(False, None, 0, steps, time.perf_counter() - started)
         result_future = handle.get_result_async()
-        if not _wait(result_future, timeout):
+        if not wait_done(result_future, timeout):
             handle.cancel_goal_async()
             raise TaskClientError(f"the task did not end within {timeout:.0f} s; it was canceled")
         response = result_future.result()

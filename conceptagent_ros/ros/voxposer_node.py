@@ -148,7 +148,6 @@ class VoxPoserNode(Node):
 
     # -- one goal -----------------------------------------------------------------------------------
     def _execute(self, goal_handle: Any) -> Any:
-        stamp = self.get_clock().now().to_msg()
         if not self._busy.acquire(blocking=False):
             goal_handle.abort()
             return Result(success=False, error_code=Result.BUSY,
@@ -166,7 +165,7 @@ class VoxPoserNode(Node):
             goal_handle.canceled()
         else:
             goal_handle.abort()
-        self.get_logger().info(f"'{report.instruction}': {report.message} ({int(stamp.sec)})")
+        self.get_logger().info(f"'{report.instruction}': {report.message}")
         return result
 
     def _run(self, goal_handle: Any) -> RunReport:

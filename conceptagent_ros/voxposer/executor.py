@@ -50,6 +50,19 @@ class Waypoint:
 
 
 @dataclass
+class Evaluation:
+    """The movable and the checked maps, evaluated in the sandbox on one observation."""
+
+    snapshot: SceneSnapshot
+    name: str  # "gripper" or the object's name
+    world: np.ndarray  # the movable's position, metres
+    start: np.ndarray  # its voxel
+    maps: dict[str, np.ndarray]
+    targets: np.ndarray  # (N, 3) voxels where the affordance map is 1
+    seconds: float
+
+
+@dataclass
 class ReplanRecord:
     execute_index: int
     evaluate_s: float
@@ -170,112 +183,110 @@ class VoxPoser:
         result = self.book.run(self.sandbox, (role, text), payload, snapshot)
         return list(result)
 
+    def _evaluate(self, snapshot: SceneSnapshot, movable: str, maps: dict[str, str]) -> Evaluation:
+        t0 = time.perf_counter()
+        (name, world, start), checked = evaluate_maps(self.book, self.sandbox, snapshot, movable, maps)
+        targets = np.argwhere(checked.get("affordance", np.zeros(1)) == 1)
+        if len(targets) == 0:
+            raise VoxPoserError("bad_result", f"the affordance map for {maps['affordance']!r} has no target "
+                                              "voxel (no voxel set to 1)")
+        return Evaluation(snapshot, name, np.asarray(world, dtype=float), np.asarray(start), checked, targets,
+                          time.perf_counter() - t0)
+
+    def _plan(self, index: int, evaluation: Evaluation, report: RunReport) -> PlannedPath:
+        """Plan the movable's path on the evaluated maps; record the replan and tell on_replan."""
+        t0 = time.perf_counter()
+        maps = evaluation.maps
+        avoidance = maps.get("avoidance", np.zeros((evaluation.snapshot.grid.size,) * 3))
+        planned: PlannedPath = self.planner.optimize(evaluation.start, maps["affordance"], avoidance)
+        record = ReplanRecord(index, evaluation.seconds, time.perf_counter() - t0, evaluation.start, planned.path)
+        report.replans.append(record)
+        report.last_maps = maps
+        self.on_replan(record, maps, evaluation.snapshot)
+        return planned
+
+    def _send(self, waypoint: Waypoint, report: RunReport, what: str) -> None:
+        self.say(f"{what} {len(report.waypoints) + 1}: {np.round(waypoint.position, 3).tolist()} "
+                 f"speed x{waypoint.speed:.2f} gripper {'closed' if waypoint.gripper >= 0.5 else 'open'}")
+        self.env.move_to(waypoint.position, waypoint.quaternion, waypoint.speed, waypoint.gripper)
+        report.waypoints.append(waypoint)
+        self.on_waypoint(waypoint, len(report.waypoints))
+
     def _execute(self, index: int, movable: str, maps: dict[str, str], report: RunReport) -> None:
         if "affordance" not in maps:
             raise VoxPoserError("bad_result", "execute() without an affordance map has nowhere to go")
-        size = None
         recent: list[tuple[int, ...]] = []
         for _ in range(self.options.max_replans):
             if self.should_stop():
                 report.canceled = True
                 return
-            snapshot = self.env.observe()
-            t0 = time.perf_counter()
-            (name, world, start), checked = evaluate_maps(self.book, self.sandbox, snapshot, movable, maps)
-            t1 = time.perf_counter()
-            size = snapshot.grid.size
-            if name != "gripper":
-                self._push(index, movable, maps, report)
+            evaluation = self._evaluate(self.env.observe(), movable, maps)
+            if evaluation.name != "gripper":
+                self._push(index, movable, maps, report, evaluation)
                 return
-            targets = np.argwhere(checked["affordance"] == 1)
-            if len(targets) == 0:
-                raise VoxPoserError("bad_result", f"the affordance map for {maps['affordance']!r} has no target "
-                                                  "voxel (no voxel set to 1)")
+            start, targets = evaluation.start, evaluation.targets
             if np.min(np.linalg.norm(targets - start, axis=1)) <= self.options.reach_voxels:
-                self._final_settings(snapshot, checked, start)
+                self._final_settings(evaluation.snapshot, evaluation.maps, start)
                 return
             recent = (recent + [tuple(int(v) for v in start)])[-self.options.stall_replans:]
             if len(recent) == self.options.stall_replans and len(set(recent)) == 1:
                 gap = float(np.min(np.linalg.norm(targets - start, axis=1)))
                 raise VoxPoserError("not_reached", f"the arm stopped making progress {gap:.0f} voxels from the target "
                                                    f"of {maps['affordance']!r} (unreachable, or blocked); stopped there")
-            avoidance = checked.get("avoidance", np.zeros((size,) * 3))
-            planned: PlannedPath = self.planner.optimize(start, checked["affordance"], avoidance)
-            t2 = time.perf_counter()
-            record = ReplanRecord(index, t1 - t0, t2 - t1, np.asarray(start), planned.path)
-            report.replans.append(record)
-            report.last_maps = checked
-            self.on_replan(record, checked, snapshot)
+            planned = self._plan(index, evaluation, report)
             path = planned.path[1:] if len(planned.path) > 1 else planned.path
-            travelled, previous = 0.0, np.asarray(world, dtype=float)
+            travelled, previous = 0.0, evaluation.world
             for voxel in path:
                 if travelled >= self.options.replan_every_m:
                     break
                 if self.should_stop():
                     report.canceled = True
                     return
-                waypoint = self._waypoint(snapshot, checked, voxel)
+                waypoint = self._waypoint(evaluation.snapshot, evaluation.maps, voxel)
                 travelled += float(np.linalg.norm(waypoint.position - previous))
                 previous = waypoint.position
-                self.say(f"waypoint {len(report.waypoints) + 1}: {np.round(waypoint.position, 3).tolist()} "
-                         f"speed x{waypoint.speed:.2f} gripper {'closed' if waypoint.gripper >= 0.5 else 'open'}")
-                self.env.move_to(waypoint.position, waypoint.quaternion, waypoint.speed, waypoint.gripper)
-                report.waypoints.append(waypoint)
-                self.on_waypoint(waypoint, len(report.waypoints))
+                self._send(waypoint, report, "waypoint")
         raise VoxPoserError("not_reached", f"target of {maps['affordance']!r} not reached after "
                                            f"{self.options.max_replans} replans")
 
-    def _push(self, index: int, movable: str, maps: dict[str, str], report: RunReport) -> None:
-        """Move an object along its planned path by pushes chosen with the pushing model (pushing.py)."""
+    def _push(self, index: int, movable: str, maps: dict[str, str], report: RunReport, first: Evaluation) -> None:
+        """Move an object along its planned path by pushes chosen with the pushing model (pushing.py);
+        `first` is the evaluation that found the movable to be an object."""
         options, model = self.options, PushModel()
         rng = np.random.default_rng(options.push_seed)
         moved: list[float] = []
-        for _ in range(options.max_pushes):
-            if self.should_stop():
-                report.canceled = True
-                return
-            snapshot = self.env.observe()
-            t0 = time.perf_counter()
-            (name, world, start), checked = evaluate_maps(self.book, self.sandbox, snapshot, movable, maps)
-            t1 = time.perf_counter()
-            targets = np.argwhere(checked.get("affordance", np.zeros(1)) == 1)
-            if len(targets) == 0:
-                raise VoxPoserError("bad_result", f"the affordance map for {maps['affordance']!r} has no target voxel")
-            grid = snapshot.grid
-            centre = np.asarray(world, dtype=float)
-            target_world = grid.to_world(targets)
-            gap = float(np.min(np.linalg.norm(target_world[:, :2] - centre[:2], axis=1)))
+        evaluation = first
+        for pushes in range(options.max_pushes):
+            if pushes:  # observe the object where the last push left it
+                if self.should_stop():
+                    report.canceled = True
+                    return
+                snapshot = self.env.observe()
+                if evaluation.name not in snapshot.names():
+                    raise VoxPoserError("not_reached", f"the {evaluation.name} is out of sight after a push (off the table?)")
+                last = evaluation.world[:2]
+                evaluation = self._evaluate(snapshot, movable, maps)
+                moved.append(float(np.linalg.norm(evaluation.world[:2] - last)))
+            name, centre, grid = evaluation.name, evaluation.world, evaluation.snapshot.grid
+            gap = float(np.min(np.linalg.norm(grid.to_world(evaluation.targets)[:, :2] - centre[:2], axis=1)))
             if gap <= options.push_reach_m:
                 return
             if len(moved) >= 4 and max(moved[-4:]) < 0.005:
                 raise VoxPoserError("not_reached", f"the last 4 pushes left the {name} where it was, {gap * 100:.0f} cm "
                                                    f"from the target of {maps['affordance']!r}; stopped there")
-            avoidance = checked.get("avoidance", np.zeros((grid.size,) * 3))
-            planned = self.planner.optimize(start, checked["affordance"], avoidance)
-            t2 = time.perf_counter()
-            record = ReplanRecord(index, t1 - t0, t2 - t1, np.asarray(start), planned.path)
-            report.replans.append(record)
-            report.last_maps = checked
-            self.on_replan(record, checked, snapshot)
+            planned = self._plan(index, evaluation, report)
             path = grid.to_world(np.asarray(planned.path))[:, :2]
             ahead = np.linalg.norm(path - centre[:2], axis=1) >= options.push_lookahead_m
             goal = path[int(np.argmax(ahead))] if ahead.any() else path[-1]
-            points = next(o.points for o in snapshot.objects if o.name == name)
+            points = next(o.points for o in evaluation.snapshot.objects if o.name == name)
             radius = float(np.max(points[:, :2].max(axis=0) - points[:, :2].min(axis=0)) / 2) + 0.005
-
+            avoidance = evaluation.maps.get("avoidance", np.zeros((grid.size,) * 3))
             push = model.choose(centre[:2], radius, goal, avoidance_cost(grid, avoidance, float(centre[2])), rng)
-            self._carry_out(push, snapshot, report)
+            self._carry_out(push, evaluation.snapshot, report)
             if report.canceled:
                 return
-            moved.append(float(np.linalg.norm(self._centre_of(name) - centre[:2])))
         raise VoxPoserError("not_reached", f"the {movable} did not reach the target of {maps['affordance']!r} "
                                            f"after {options.max_pushes} pushes")
-
-    def _centre_of(self, name: str) -> np.ndarray:
-        points = next((o.points for o in self.env.observe().objects if o.name == name), None)
-        if points is None:
-            raise VoxPoserError("not_reached", f"the {name} is out of sight after a push (off the table?)")
-        return points.mean(axis=0)[:2]
 
     def _carry_out(self, push: Push, snapshot: SceneSnapshot, report: RunReport) -> None:
         """Hover over the pre-contact point, go down, push through, rise: the fingers closed, a firm pusher."""
@@ -293,11 +304,7 @@ class VoxPoser:
             if self.should_stop():
                 report.canceled = True
                 return
-            waypoint = Waypoint(position, down, speed, 1.0)
-            self.say(f"push waypoint {len(report.waypoints) + 1}: {np.round(position, 3).tolist()}")
-            self.env.move_to(position, down, speed, 1.0)
-            report.waypoints.append(waypoint)
-            self.on_waypoint(waypoint, len(report.waypoints))
+            self._send(Waypoint(position, down, speed, 1.0), report, "push waypoint")
 
     def _waypoint(self, snapshot: SceneSnapshot, maps: dict[str, np.ndarray], voxel: np.ndarray) -> Waypoint:
         v = np.clip(np.round(voxel).astype(int), 0, snapshot.grid.size - 1)

@@ -91,15 +91,13 @@ def composer(instruction: str) -> str:
         maps = _map_calls(lines, *calls)
     elif (m := re.fullmatch(rf"push {OBJECT} along {OBJECT.replace('obj', 'line')}", text)):
         # where the block starts, fixed once: re-evaluated maps must not flip ends as the block passes the middle
-        lines += [f"movable = parse_query_obj({_quote(m['obj'])})", "x, y, z = movable.position"]
-        lines.pop(0)
+        lines = [f"movable = parse_query_obj({_quote(m['obj'])})", "x, y, z = movable.position"]
         lines.append(f"affordance_map = get_affordance_map(f'a point at the end of the {m['line']} farthest from "
                      "[{x}, {y}, {z}]')")
         maps = ["affordance_map", *_map_calls(lines, ("avoidance", f"everywhere farther than 2cm from the {m['line']}"))]
     elif (m := re.fullmatch(rf"push {OBJECT} while (?:letting|keeping) it (?:stay )?(?:on|in) the (?P<region>.+)", text)):
         region = _place(m["region"])
-        lines += [f"movable = parse_query_obj({_quote(m['obj'])})", "x, y, z = movable.position"]
-        lines.pop(0)
+        lines = [f"movable = parse_query_obj({_quote(m['obj'])})", "x, y, z = movable.position"]
         lines.append(f"affordance_map = get_affordance_map(f'a point 10cm from [{{x}}, {{y}}, {{z}}] within the {region}')")
         maps = ["affordance_map", *_map_calls(lines, ("avoidance", f"everywhere outside the {region}"))]
     elif (m := re.fullmatch(r"(?:close|shut) the (?P<which>[a-z -]+?) drawer(?: by pushing(?: it)?)?", text)):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from std_msgs.msg import Float64
 
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.ros.conversions.voxposer import boxes_from_graph, pose_stamped
+from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.voxposer.api import SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.box_scene import snapshot_from_boxes
 from conceptagent_ros.voxposer.executor import VoxPoserError
@@ -80,31 +82,27 @@ class _RosArm:
         with self._lock:
             self._ee = (position, quaternion)
 
-    def ee_pose(self, wait: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        deadline = time.monotonic() + (self.config.wait_s if wait else 0.0)
+    def _latest(self, read: Callable[[], Any], missing: str, hint: str) -> Any:
+        """`read()` once it is not None, waiting up to wait_s; else a controller error saying what is missing."""
+        deadline = time.monotonic() + self.config.wait_s
         while True:
             with self._lock:
-                if self._ee is not None:
-                    return self._ee
+                value = read()
+            if value is not None:
+                return value
             if time.monotonic() > deadline:
-                raise VoxPoserError("controller", f"no end-effector pose within {self.config.wait_s:.0f} s "
-                                                  f"({self._pose_source()}): is the arm's driver running?")
+                raise VoxPoserError("controller", f"no {missing} within {self.config.wait_s:.0f} s{hint}")
             time.sleep(POLL_SECONDS * 4)
+
+    def ee_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._latest(lambda: self._ee, "end-effector pose", f" ({self._pose_source()}): is the arm's driver running?")
 
     def _pose_source(self) -> str:
         return f"topic {self.config.ee_pose_topic}"
 
     def observe(self) -> SceneSnapshot:
-        deadline = time.monotonic() + self.config.wait_s
-        while True:
-            with self._lock:
-                graph = self._graph
-            if graph is not None:
-                break
-            if time.monotonic() > deadline:
-                raise VoxPoserError("controller", f"no scene graph on {self.config.scene_graph_topic} within "
-                                                  f"{self.config.wait_s:.0f} s: VoxPoser cannot see the objects")
-            time.sleep(POLL_SECONDS * 4)
+        graph = self._latest(lambda: self._graph, f"scene graph on {self.config.scene_graph_topic}",
+                             ": VoxPoser cannot see the objects")
         position, quaternion = self.ee_pose()
         c = self.config
         return snapshot_from_boxes(boxes_from_graph(graph), c.grid, tuple(position), tuple(quaternion),  # type: ignore[arg-type]
@@ -230,25 +228,18 @@ class JointTrajectoryArm(_RosArm):
         if not self.client.wait_for_server(timeout_sec=self.config.wait_s):
             raise VoxPoserError("controller", "no FollowJointTrajectory server answers: is the arm's "
                                               "joint_trajectory_controller active?")
-        handle = self._wait(self.client.send_goal_async(goal), self.config.wait_s)
+        sent = self.client.send_goal_async(goal)
+        handle = sent.result() if wait_done(sent, self.config.wait_s) else None
         if handle is None or not handle.accepted:
             raise VoxPoserError("controller", "the joint trajectory controller refused a waypoint")
         self._goal = handle
-        response = self._wait(handle.get_result_async(), duration + self.config.settle_s)
+        result = handle.get_result_async()
+        response = result.result() if wait_done(result, duration + self.config.settle_s) else None
         self._goal = None
         if response is None:
             handle.cancel_goal_async()
             return False
         return int(getattr(response.result, "error_code", 0)) == 0
-
-    @staticmethod
-    def _wait(future: Any, timeout: float) -> Any:
-        deadline = time.monotonic() + timeout
-        while not future.done():
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(POLL_SECONDS)
-        return future.result()
 
     def stop(self) -> None:
         if self._goal is not None:
