@@ -353,8 +353,13 @@ class PackedMap:
     index: np.ndarray
     values: np.ndarray
 
+    def cell_values(self) -> np.ndarray:
+        """Every value the map holds (what a check of its values has to look at)."""
+        return np.concatenate([np.ravel(self.fill), np.ravel(self.values)]).astype(self.dtype)
+
     def unpack(self) -> np.ndarray:
-        out = np.full(self.shape, self.fill, dtype=self.dtype)
+        # zeros come from calloc: the untouched pages of a mostly-empty 8 MB map are never written
+        out = np.zeros(self.shape, self.dtype) if not np.any(self.fill) else np.full(self.shape, self.fill, self.dtype)
         flat = out.reshape(self.shape[0] * self.shape[1] * self.shape[2], -1)
         flat[self.index] = self.values
         return out
@@ -366,13 +371,39 @@ def pack_map(value: Any) -> Any:
     cells = value.reshape(value.shape[0] * value.shape[1] * value.shape[2], -1)
     fill = cells[0].copy()
     differs = np.flatnonzero(np.any(cells != fill, axis=1))
-    if len(differs) > cells.shape[0] // 4:
-        return value
-    return PackedMap(value.shape, value.dtype.str, fill if cells.shape[1] > 1 else fill[0], differs, cells[differs])
+    if len(differs) <= cells.shape[0] // 4:
+        return PackedMap(value.shape, value.dtype.str, fill if cells.shape[1] > 1 else fill[0], differs, cells[differs])
+    if value.ndim == 3:
+        other = value.flat[differs[0]]
+        is_other = value == other
+        if np.all(is_other | (value == fill[0])):  # dense but two-valued: a half-space, "everywhere but"
+            return TwoValuedMap(value.shape, value.dtype.str, fill[0], other, np.packbits(is_other))
+    return value
+
+
+@dataclass(frozen=True)
+class TwoValuedMap:
+    """A dense map of two values sent as one bit per voxel (a half-space is 125 kB instead of 8 MB)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    fill: Any
+    other: Any
+    bits: np.ndarray
+
+    def cell_values(self) -> np.ndarray:
+        return np.array([self.fill, self.other], dtype=self.dtype)
+
+    def unpack(self) -> np.ndarray:
+        is_other = np.unpackbits(self.bits, count=int(np.prod(self.shape))).reshape(self.shape).view(bool)
+        return np.where(is_other, np.array(self.other, dtype=self.dtype), np.array(self.fill, dtype=self.dtype))
 
 
 def unpack_map(value: Any) -> Any:
-    return value.unpack() if isinstance(value, PackedMap) else value
+    return value.unpack() if isinstance(value, PACKED_MAPS) else value
+
+
+PACKED_MAPS = (PackedMap, TwoValuedMap)
 
 
 WORKER_RUNNER = "conceptagent_ros.voxposer.api.run_in_worker"

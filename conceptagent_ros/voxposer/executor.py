@@ -20,7 +20,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from conceptagent_ros.errors import ConceptAgentError
-from conceptagent_ros.voxposer.api import MAP_KINDS, ComposeRequest, EvaluateRequest, SceneSnapshot, VoxelGrid, unpack_map
+from conceptagent_ros.voxposer.api import (
+    MAP_KINDS,
+    PACKED_MAPS,
+    ComposeRequest,
+    EvaluateRequest,
+    SceneSnapshot,
+    VoxelGrid,
+    unpack_map,
+)
 from conceptagent_ros.voxposer.lmps import ProgramBook
 from conceptagent_ros.voxposer.planners import FastPlanner, PathPlanner, PlannedPath
 from conceptagent_ros.voxposer.pushing import Push, PushModel
@@ -336,21 +344,23 @@ def evaluate_maps(book: ProgramBook, sandbox: Sandbox, snapshot: SceneSnapshot, 
         return EvaluateRequest(snapshot, dict(programs), movable, maps)
     values = book.run(sandbox, None, payload, snapshot)
     size = snapshot.grid.size
-    checked = {kind: check_map(kind, unpack_map(values.get(kind)), size) for kind in MAP_KINDS if kind in values}
+    checked = {kind: check_map(kind, values.get(kind), size) for kind in MAP_KINDS if kind in values}
     return values["movable"], checked
 
 
 def check_map(kind: str, value: Any, size: int) -> np.ndarray:
-    """Refuse garbage from a map program: wrong type, shape or non-finite values."""
+    """Refuse garbage from a map program: wrong type, shape or non-finite values. A packed map (see
+    api.pack_map) is checked on the values it holds before it is unpacked."""
     shape = (size, size, size, 4) if kind == "rotation" else (size, size, size)
-    if not isinstance(value, np.ndarray):
+    cells = value.cell_values() if isinstance(value, PACKED_MAPS) else value
+    if not isinstance(cells, np.ndarray):
         raise VoxPoserError("bad_result", f"get_{kind}_map returned {type(value).__name__}, not a NumPy array")
-    if value.shape != shape:
-        raise VoxPoserError("bad_result", f"get_{kind}_map returned shape {value.shape}, expected {shape}")
-    if not np.issubdtype(value.dtype, np.number) and value.dtype != bool:
-        raise VoxPoserError("bad_result", f"get_{kind}_map returned dtype {value.dtype}")
-    if not np.all(np.isfinite(value)):
+    if tuple(value.shape) != shape:
+        raise VoxPoserError("bad_result", f"get_{kind}_map returned shape {tuple(value.shape)}, expected {shape}")
+    if not np.issubdtype(cells.dtype, np.number) and cells.dtype != bool:
+        raise VoxPoserError("bad_result", f"get_{kind}_map returned dtype {cells.dtype}")
+    if not np.all(np.isfinite(cells)):
         raise VoxPoserError("bad_result", f"get_{kind}_map contains NaN or infinite values")
-    if kind == "velocity" and (value.min() <= 0 or value.max() > 10):
-        raise VoxPoserError("bad_result", f"get_velocity_map values must be in (0, 10], got {value.min()}..{value.max()}")
-    return value
+    if kind == "velocity" and (cells.min() <= 0 or cells.max() > 10):
+        raise VoxPoserError("bad_result", f"get_velocity_map values must be in (0, 10], got {cells.min()}..{cells.max()}")
+    return unpack_map(value)

@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     planners = {"reference": ReferencePlanner(), "fast": FastPlanner()}
     totals = {name: 0.0 for name in planners}
     evaluate_total, count = 0.0, 0
+    worst: list[float] = []
     with Sandbox(WORKER_RUNNER) as box:
         for template, label in CASES:
             task = make_task(template, 0)
@@ -54,11 +55,14 @@ def main(argv: list[str] | None = None) -> int:
                 for name in planners:
                     totals[name] += float(np.median(per[name]))
                 ref, fast = np.median(per["reference"]), np.median(per["fast"])
+                worst.append(float(1 / fast))
                 print(f"{label:<30} reference {1 / ref:6.1f} Hz   fast {1 / fast:6.1f} Hz   ratio {ref / fast:5.1f}x")
     ref_hz, fast_hz = len(CASES) / totals["reference"], len(CASES) / totals["fast"]
     print(f"{'all (median per case)':<30} reference {ref_hz:6.1f} Hz   fast {fast_hz:6.1f} Hz   "
           f"ratio {fast_hz / ref_hz:5.1f}x   (map re-evaluation alone: {1000 * evaluate_total / count:.1f} ms)")
-    print(f"bar: fast >= 30 Hz on this CPU: {'met' if fast_hz >= 30 else 'NOT met'}")
+    slowest = min(worst)
+    print(f"bar: fast >= 30 Hz on this CPU in every case (slowest {slowest:.1f} Hz): "
+          f"{'met' if slowest >= 30 else 'NOT met'}")
     return 0
 
 
