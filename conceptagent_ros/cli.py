@@ -237,7 +237,7 @@ def _ros(name: str, args: argparse.Namespace) -> int:
 
 def add_ros_parsers(sub: Any) -> None:
     """`ros` and `say`: nothing of ROS is imported until one of them runs."""
-    ros = sub.add_parser("ros", help="the ROS 2 graph: up, send, demo, bench")
+    ros = sub.add_parser("ros", help="the ROS 2 graph: up, send, demo, bench, voxposer-bench")
     ros_sub = ros.add_subparsers(dest="ros_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -280,6 +280,17 @@ def add_ros_parsers(sub: Any) -> None:
     bench.add_argument("--runs", type=int, default=3)
     bench.add_argument("--round-trips", type=int, default=300)
     bench.set_defaults(func=lambda a: _ros("cmd_bench", a))
+
+    vb = ros_sub.add_parser("voxposer-bench", help="the VoxPoser templates through the trajectory node's action "
+                                                   "(node in a child process, judged from PyBullet's ground truth)")
+    common(vb)
+    vb.add_argument("--seeds", type=int, default=20, help="seeded episodes per template")
+    vb.add_argument("--template", type=int, action="append", metavar="N", help="template 1..13 (repeatable; default all)")
+    vb.add_argument("--unseen", action="store_true", help="other colours, corners, sides and distances")
+    vb.add_argument("--llm", default="offline")
+    vb.add_argument("--timeout", type=float, default=300.0, help="seconds per episode")
+    vb.add_argument("--out", help="write voxposer_node.md and voxposer_node_episodes.csv here")
+    vb.set_defaults(func=lambda a: _ros("cmd_voxposer_bench", a))
 
     say = sub.add_parser("say", help="publish a text command to the planner (like ros2 topic pub --once)")
     say.add_argument("text", nargs="+")

@@ -3,6 +3,8 @@ arm (and, through the pose-topic controller interface, a hand-made arm), publish
 value maps, reports per-waypoint feedback, explains failures, and a cancel stops the arm."""
 from __future__ import annotations
 
+import io
+import os
 import threading
 import time
 
@@ -330,3 +332,47 @@ def test_params_file_names_only_parameters_the_node_declares(ros_context):
                 assert node.get_parameter(name).value == value, name
     finally:
         node.destroy_node()
+
+
+def test_the_simulated_arm_judges_its_templates_instruction_from_ground_truth(ros_context):
+    """sim.template + sim.seed set through the parameter service (as `ros voxposer-bench` does): the
+    template's own instruction comes back judged; any other instruction is not judged."""
+    from conceptagent_ros.ros.voxposer_bench import NodeBench, run_bench
+    from conceptagent_ros.sim.voxposer_tasks import make_task
+
+    node = node_with(ros_context, arm="sim")
+    client_node = Node("bench_client", context=ros_context)
+    executor = spin(ros_context, node, client_node)
+    bench = NodeBench(client_node, server_wait=10.0)
+    try:
+        results, rows = run_bench(bench, [8], 1, True, 240.0, out=io.StringIO())  # "move to the [region]"
+        assert results == {8: (1, 1)}, rows
+        assert rows[0]["instruction"] == make_task(8, 0).instruction and "end effector at" in str(rows[0]["verdict"])
+        assert node.get_parameter("sim.template").value == 9 and node.get_parameter("sim.seed").value == 0
+        other = bench.episode(9, 0, "move to the front left corner of the table", 240.0)
+        assert other.success and other.judge == Result.JUDGE_NONE and other.judge_verdict == ""
+    finally:
+        bench.close()
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        client_node.destroy_node()
+
+
+def test_voxposer_bench_command_drives_a_node_in_another_process(tmp_path):
+    import subprocess
+    import sys
+
+    from domain_coordinator import domain_id
+
+    with domain_id() as reserved:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+                   CONCEPTAGENT_VOXPOSER_CACHE="off")
+        run = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "ros", "voxposer-bench", "--template", "1",
+                              "--seeds", "2", "--out", str(tmp_path)], env=env, capture_output=True, text=True,
+                             timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "Through the node's action: success" in run.stdout
+    report = (tmp_path / "voxposer_node.md").read_text()
+    assert "through the trajectory node's SynthesizeTrajectory action" in report and "| 1 |" in report
+    rows = (tmp_path / "voxposer_node_episodes.csv").read_text().splitlines()
+    assert len(rows) == 3 and rows[0].startswith("template,seed,instruction,success")

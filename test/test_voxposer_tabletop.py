@@ -102,3 +102,15 @@ def test_push_model_chooses_pushes_from_the_far_side_that_move_the_block_toward_
     # an avoidance cost on the straight way makes it choose a prediction elsewhere
     blocked = model.choose(centre, 0.025, goal, lambda xy: 10.0 * (np.linalg.norm(xy - goal, axis=1) < 0.03), rng)
     assert np.linalg.norm(blocked.predicted - goal) >= 0.03
+    # a block at the edge of the hand's reach, to be pushed back toward the robot: the push that
+    # would approach from the far side is out of reach, so a reachable one is chosen instead
+    base, reach = np.zeros(2), 0.78
+    edge, back = np.array([0.77, 0.0]), np.array([0.70, 0.0])
+
+    def reachable(xy):
+        return np.linalg.norm(xy - base, axis=-1) <= reach
+    free = model.choose(edge, 0.02, back, lambda xy: np.zeros(len(xy)), np.random.default_rng(1))
+    assert not reachable(free.pre_contact(0.03))  # unconstrained, it would reach past the arm
+    bounded = model.choose(edge, 0.02, back, lambda xy: np.zeros(len(xy)), np.random.default_rng(1),
+                           reachable=reachable)
+    assert reachable(bounded.pre_contact(0.03)) and reachable(bounded.end())

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key, write_atomic
 from conceptagent_ros.evaluation.tasks import Task
 from conceptagent_ros.sim.episode import EpisodeResult, EpisodeSpec, run_episode
@@ -95,7 +96,8 @@ def corrections(row: dict[str, Any]) -> int:
                + stats.get("malformed_replies", 0))
 
 
-SUMMARY_COLUMNS = ("planner", "llm", "suite", "episodes", "success_rate", "goal_condition_recall", "mean_steps",
+SUMMARY_COLUMNS = ("planner", "llm", "suite", "episodes", "successes", "success_rate", "success_low", "success_high",
+                   "goal_condition_recall", "mean_steps",
                    "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "llm_calls_per_action",
                    "prompt_tokens", "completion_tokens", "tokens", "planning_seconds", "planning_ms_per_decision",
                    "errors")
@@ -115,9 +117,11 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         prompt = sum(r.get("prompt_tokens", 0) for r in items)
         completion = sum(r.get("completion_tokens", 0) for r in items)
         seconds = sum(r.get("planner_seconds", 0.0) for r in items)
+        wins = sum(bool(r.get("success")) for r in items)
+        low, high = wilson(wins, n)
         summary.append({
-            "planner": planner, "llm": llm, "suite": suite, "episodes": n,
-            "success_rate": sum(bool(r.get("success")) for r in items) / n,
+            "planner": planner, "llm": llm, "suite": suite, "episodes": n, "successes": wins,
+            "success_rate": wins / n, "success_low": low, "success_high": high,
             "goal_condition_recall": sum(r.get("goal_progress", 0.0) for r in items) / n,
             "mean_steps": decisions / n,
             "infeasible_proposed": sum(s.get("infeasible_proposed", 0) for s in stats) / n,
@@ -134,13 +138,14 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
-    head = ("| planner | LLM | suite | episodes | success | goal-condition recall | steps | infeasible proposed "
+    head = ("| planner | LLM | suite | episodes | success [95% CI] | goal-condition recall | steps | infeasible proposed "
             "| infeasible executed | corrections | LLM calls | calls / action | prompt tokens | completion tokens "
             "| planning ms / decision |")
     lines = [head, "|" + "---|" * 15]
     for s in summary:
         lines.append(
             f"| {s['planner']} | {s['llm']} | {s['suite']} | {s['episodes']} | {s['success_rate']:.0%} "
+            f"{percent_interval(s['success_low'], s['success_high'])} "
             f"| {s['goal_condition_recall']:.0%} | {s['mean_steps']:.1f} | {s['infeasible_proposed']:.2f} "
             f"| {s['infeasible_executed']:.2f} | {s['corrections']:.2f} | {s['llm_calls']:.1f} "
             f"| {s['llm_calls_per_action']:.1f} | {s['prompt_tokens']:.0f} | {s['completion_tokens']:.0f} "

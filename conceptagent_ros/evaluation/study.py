@@ -23,8 +23,10 @@ from conceptagent_ros.evaluation.bench import (
     summarize,
     write_data_files,
 )
+from conceptagent_ros.evaluation.intervals import separated
 from conceptagent_ros.evaluation.journal import EpisodeJournal, write_atomic
 from conceptagent_ros.evaluation.tasks import load_suite
+from conceptagent_ros.llm.spec import parse_llm_spec, simulated_profile
 from conceptagent_ros.planning.planners import PlannerSpec
 
 METRIC_LABELS = {
@@ -77,7 +79,10 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
     md = [f"# {title}\n", f"Made by `{command}` ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
           f"Python {platform.python_version()}). Every figure below comes from the files beside this report: "
           "`episodes.csv` (one row per episode), `summary.csv`, `results.json`.\n",
-          "The language model is the simulated backend (`--llm simulated:RATE`, see "
+          "Success rates carry 95% Wilson score intervals (evaluation/intervals.py); each section says "
+          "which arms differ, and a difference is claimed only where the intervals do not overlap.\n",
+          "The language model is the simulated backend (`--llm simulated:RATE` or a named profile of "
+          "config/llm_profiles.yaml, see "
           "`conceptagent_ros/planning/oracles/simulated.py` for exactly what it models): it answers every role from the "
           "oracle and errs at the given rate. It measures how each planner copes with errors; its absolute "
           "success rates say nothing about any real model. Tokens are counted on the prompts a chat model "
@@ -95,7 +100,8 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
             r["section"] = section.id
         all_rows += rows
         summary = summarize(rows)
-        md += [f"## {section.title}\n", " ".join(section.about.split()) + "\n", markdown_table(summary), ""]
+        md += [f"## {section.title}\n", " ".join(section.about.split()) + "\n", *profiles_used(section.llms),
+               markdown_table(summary), "", differences(summary), ""]
         if section.compare:
             md += [_comparison(summary, section.compare), ""]
         image = _plot(section, summary, out / f"{section.id}.png")
@@ -116,6 +122,43 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
 def reading_text(reading: str) -> str:
     """The study file's `reading:` paragraphs (what the simulated model can and cannot show)."""
     return "\n\n".join(" ".join(p.split()) for p in reading.split("\n\n") if p.strip()) + "\n"
+
+
+def profiles_used(llms: Sequence[str]) -> list[str]:
+    """The parameters of each named simulated profile a section ran (the report says what it used)."""
+    lines = []
+    for llm in llms:
+        spec = parse_llm_spec(llm)
+        if spec.kind != "simulated":
+            continue
+        profile = simulated_profile(spec.model)
+        if profile.name == spec.model and not spec.model.replace(".", "").isdigit():
+            lines.append(f"Profile `{llm}` (config/llm_profiles.yaml): model errors {profile.errors}; "
+                         f"world {profile.world}.\n")
+    return lines
+
+
+def differences(summary: list[dict[str, Any]]) -> str:
+    """Which arms' success rates differ, per LLM and suite: only where the 95% Wilson intervals do
+    not overlap; every other pair is listed as not shown to differ."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in summary:
+        groups.setdefault((row["llm"], row["suite"]), []).append(row)
+    lines = ["What the intervals support (success, 95% Wilson intervals; a difference is claimed only "
+             "where they do not overlap):", ""]
+    for (llm, suite), rows in sorted(groups.items()):
+        rows = sorted(rows, key=lambda r: -r["success_rate"])
+        apart: list[str] = []
+        close: list[str] = []
+        for i, a in enumerate(rows):
+            for b in rows[i + 1:]:
+                pair = (f"{a['planner']} {a['success_rate']:.0%} > {b['planner']} {b['success_rate']:.0%}"
+                        if separated((a["success_low"], a["success_high"]), (b["success_low"], b["success_high"]))
+                        else f"{a['planner']} ~ {b['planner']}")
+                (apart if ">" in pair else close).append(pair)
+        lines.append(f"- {suite}, {llm}: differ: {'; '.join(apart) or 'none'}. "
+                     f"Not shown to differ: {'; '.join(close) or 'none'}.")
+    return "\n".join(lines)
 
 
 def _comparison(summary: list[dict[str, Any]], compare: dict[str, Any]) -> str:
@@ -152,7 +195,13 @@ def _plot(section: Section, summary: list[dict[str, Any]], path: Path) -> Path |
     for ax, metric in zip(axes[0], section.metrics):
         for g, (llm, suite) in enumerate(groups):
             values = [index.get((p, llm, suite), {}).get(metric, 0.0) for p in planners]
-            ax.bar([i + g * width for i in range(len(planners))], values, width, label=f"{suite}, {llm}")
+            errors = None
+            if metric == "success_rate":  # the 95% Wilson interval as the error bar
+                rows = [index.get((p, llm, suite), {}) for p in planners]
+                errors = [[v - r.get("success_low", v) for v, r in zip(values, rows)],
+                          [r.get("success_high", v) - v for v, r in zip(values, rows)]]
+            ax.bar([i + g * width for i in range(len(planners))], values, width, label=f"{suite}, {llm}",
+                   yerr=errors, capsize=2)
         ax.set_xticks([i + width * (len(groups) - 1) / 2 for i in range(len(planners))])
         ax.set_xticklabels([p.replace(":", ":\n").replace(",", ",\n") for p in planners], fontsize=7)
         ax.set_title(METRIC_LABELS.get(metric, metric), fontsize=9)

@@ -2,14 +2,18 @@
 
   offline                 no model: the oracle (symbolic planning over the belief), no errors (default)
   simulated[:RATES]       the oracle with seeded errors, for measuring planners (planning/oracles/simulated.py);
-                          RATES is one number (default 0.2) or kind=rate pairs, e.g.
-                          simulated:hallucination=0.1,infeasible=0.1,order=0,critic=0.2,decide=0.1
+                          RATES is one number (default 0.2), kind=rate pairs, e.g.
+                          simulated:hallucination=0.1,infeasible=0.1,order=0,critic=0.2,decide=0.1,
+                          or a profile named in config/llm_profiles.yaml, e.g. simulated:realistic
   openai:MODEL            any OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY)
   hf:PATH                 a local transformers causal LM (grounded decoding only)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from pathlib import Path
+
+import yaml
 
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -39,7 +43,7 @@ def parse_llm_spec(text: str) -> LLMSpec:
         raise ConceptAgentError("--llm offline takes no model name")
     if kind == "simulated":
         model = model or DEFAULT_SIMULATED_RATE
-        ErrorRates.parse(model)  # a bad rate is bad input now, not an error mid-benchmark
+        simulated_profile(model)  # a bad rate or profile is bad input now, not an error mid-benchmark
     return LLMSpec(kind, model)
 
 
@@ -50,6 +54,13 @@ class ErrorRates:
     order: float = 0.0
     critic: float = 0.0  # standard deviation of the critic's score noise
     decide: float = 0.0
+    # errors that depend on the episode so far (see planning/oracles/simulated.py)
+    misconception: float = 0.0  # an episode starts with a wrong belief, acted on until contradicted
+    relapse: float = 0.0  # a contradicted belief acted on again, per decision where it applies
+    repeat_unexplained: float = 0.0  # the last call failed and nothing said why: tried again
+    repeat_explained: float = 0.0  # the last call failed and its unsatisfied precondition was named
+    premature_done: float = 0.0  # per decision: "done" before the task is
+    loop: float = 0.0  # per decision: start alternating between the last two actions
 
     @classmethod
     def uniform(cls, rate: float) -> ErrorRates:
@@ -77,6 +88,10 @@ class ErrorRates:
                 rates = cls(**values)
         except ValueError:
             raise ConceptAgentError(f"simulated error rates must be numbers: {text!r}") from None
+        return rates.checked()
+
+    def checked(self) -> ErrorRates:
+        rates = self
         for f in fields(rates):
             if not 0.0 <= getattr(rates, f.name) <= 1.0:
                 raise ConceptAgentError(f"simulated error rate {f.name}={getattr(rates, f.name)} is not in [0, 1]")
@@ -86,3 +101,65 @@ class ErrorRates:
 
     def __str__(self) -> str:
         return ",".join(f"{f.name}={getattr(self, f.name):g}" for f in fields(self))
+
+
+@dataclass(frozen=True)
+class WorldRealism:
+    """How the simulated world reacts to a careless action (sim/world.py)."""
+
+    explain_failures: bool = True  # an infeasible action's failure names its unsatisfied preconditions
+    drop_on_failure: float = 0.0  # a failed place drops the held object out of reach (irreversible)
+
+
+@dataclass(frozen=True)
+class SimulatedProfile:
+    name: str
+    errors: ErrorRates
+    world: WorldRealism = WorldRealism()
+
+
+def simulated_profile(text: str) -> SimulatedProfile:
+    """`simulated:TEXT`: a rate, kind=rate pairs (world as it is), or a profile's name."""
+    text = text.strip()
+    if not text or not text.replace("_", "").replace("-", "").isalpha():
+        return SimulatedProfile(text or DEFAULT_SIMULATED_RATE, ErrorRates.parse(text))
+    profiles = load_profiles()
+    if text not in profiles:
+        raise ConceptAgentError(f"unknown simulated profile '{text}'; profiles: {', '.join(sorted(profiles))} "
+                                "(config/llm_profiles.yaml), or a rate such as simulated:0.2")
+    return profiles[text]
+
+
+def load_profiles(path: Path | None = None) -> dict[str, SimulatedProfile]:
+    from conceptagent_ros.paths import config_dir
+
+    path = path or config_dir() / "llm_profiles.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConceptAgentError(f"{path}: {exc}") from exc
+    profiles = {}
+    error_names = {f.name for f in fields(ErrorRates)}
+    world_names = {f.name for f in fields(WorldRealism)}
+    for name, entry in (data.get("profiles") or {}).items():
+        entry = entry or {}
+        errors, world = entry.get("errors") or {}, entry.get("world") or {}
+        unknown = (set(errors) - error_names) | (set(world) - world_names) | (set(entry) - {"errors", "world", "about"})
+        if unknown:
+            raise ConceptAgentError(f"{path}: profile '{name}': unknown field(s) {', '.join(sorted(unknown))}")
+        try:
+            rates = ErrorRates(**{k: float(v) for k, v in errors.items()}).checked()
+            realism = WorldRealism(explain_failures=bool(world.get("explain_failures", True)),
+                                   drop_on_failure=float(world.get("drop_on_failure", 0.0)))
+        except (TypeError, ValueError) as exc:
+            raise ConceptAgentError(f"{path}: profile '{name}': {exc}") from exc
+        if not 0.0 <= realism.drop_on_failure <= 1.0:
+            raise ConceptAgentError(f"{path}: profile '{name}': drop_on_failure must be in [0, 1]")
+        profiles[str(name)] = SimulatedProfile(str(name), rates, realism)
+    return profiles
+
+
+def world_realism(llm: str) -> WorldRealism:
+    """The world a `--llm` spec's profile asks for (the world as it is for anything but a profile)."""
+    spec = parse_llm_spec(llm)
+    return simulated_profile(spec.model).world if spec.kind == "simulated" else WorldRealism()

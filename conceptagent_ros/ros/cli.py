@@ -174,3 +174,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.ros.overhead import run_overhead_benchmark
 
     return run_overhead_benchmark(args.scene, args.instruction, args.runs, args.round_trips)
+
+
+def cmd_voxposer_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.ros.voxposer_bench import cmd_voxposer_bench as bench
+
+    return bench(args)

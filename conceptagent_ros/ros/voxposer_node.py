@@ -152,13 +152,17 @@ class VoxPoserNode(Node):
             goal_handle.abort()
             return Result(success=False, error_code=Result.BUSY,
                           error_msg="another instruction is running; cancel it first")
+        judged: tuple[bool, str] | None = None
         try:
-            report = self._run(goal_handle)
+            report, judged = self._run(goal_handle)
         except ConceptAgentError as exc:  # e.g. an instruction naming a block the tabletop has no colour for
             report = RunReport(goal_handle.request.instruction, message=str(exc), error_kind="bad_input")
         finally:
             self._busy.release()
         result = result_from_report(report, self.frame, self.get_clock().now().to_msg())
+        if judged is not None:
+            result.judge = Result.JUDGE_PASSED if judged[0] else Result.JUDGE_FAILED
+            result.judge_verdict = judged[1]
         if report.success:
             goal_handle.succeed()
         elif report.canceled:
@@ -168,12 +172,13 @@ class VoxPoserNode(Node):
         self.get_logger().info(f"'{report.instruction}': {report.message}")
         return result
 
-    def _run(self, goal_handle: Any) -> RunReport:
+    def _run(self, goal_handle: Any) -> tuple[RunReport, tuple[bool, str] | None]:
+        """The goal's run and, on the simulated arm for its template's own instruction, the judge's verdict."""
         request = goal_handle.request
         planner = request.planner or self.planner
         if planner not in PLANNERS:
             return RunReport(request.instruction, message=f"unknown planner {planner!r} (fast or reference)",
-                             error_kind="bad_input")
+                             error_kind="bad_input"), None
         waypoints: list[Waypoint] = []
 
         def on_waypoint(waypoint: Waypoint, index: int) -> None:
@@ -205,13 +210,14 @@ class VoxPoserNode(Node):
             return agent.run(request.instruction)
 
         if self.arm is not None:
-            return run(self.arm)
+            return run(self.arm), None
         from conceptagent_ros.sim.tabletop import Tabletop
 
         template = int(self.get_parameter("sim.template").value)
-        scene, _judge = scene_for(request.instruction, template or None, int(self.get_parameter("sim.seed").value))
+        scene, judge = scene_for(request.instruction, template or None, int(self.get_parameter("sim.seed").value))
         with Tabletop(scene, gui=bool(self.get_parameter("sim.gui").value)) as env:
-            return run(env)
+            report = run(env)
+            return report, judge(env) if judge is not None else None
 
     def destroy_node(self) -> None:
         self.sandbox.close()
@@ -222,3 +228,7 @@ class VoxPoserNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     run_node(VoxPoserNode, threads=4, args=args)
+
+
+if __name__ == "__main__":
+    main()

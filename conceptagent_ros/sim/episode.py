@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conceptagent_ros.llm.spec import world_realism
 from conceptagent_ros.planning.agent import EpisodeStats, StepReport
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
@@ -71,7 +72,7 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
                 cancel: threading.Event | None = None) -> EpisodeResult:
     scene = load_scene(spec.scene)
     skills = load_skill_library()
-    world = World(scene, seed=spec.seed, failure_rates=spec.failure_rates, skills=skills)
+    world = World(scene, seed=spec.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec.llm))
     task = prepare_task(task_request(spec), embedded_task_map(world), skills)
     start = time.perf_counter()
     outcome = run_task(task, world, world.robot, on_step, cancel, spec.trace)

@@ -66,6 +66,7 @@ class TabletopScene:
     lines: tuple[LineSpec, ...] = ()
     grasped: str | None = None  # a block that starts in the gripper
     cabinet: CabinetSpec | None = None
+    hand_start: tuple[float, float, float] | None = None  # where the end effector starts (else the rest pose)
 
 
 @dataclass
@@ -77,8 +78,8 @@ class Camera:
     fov: float = 60.0
     near: float = 0.05
     far: float = 3.0
-    view: np.ndarray = field(default=None)  # type: ignore[assignment]
-    projection: np.ndarray = field(default=None)  # type: ignore[assignment]
+    view: np.ndarray = field(default=None)  # type: ignore[assignment, arg-type]
+    projection: np.ndarray = field(default=None)  # type: ignore[assignment, arg-type]
 
 
 class Tabletop:
@@ -104,6 +105,8 @@ class Tabletop:
         self.speed_trace: list[float] = []
         self.block_trace: dict[str, list[np.ndarray]] = {name: [] for name in self.blocks}
         self.reset_to_default_pose()
+        if scene.hand_start is not None:
+            self._start_hand_at(np.asarray(scene.hand_start, dtype=float))
         if scene.grasped:
             self._start_grasped(scene.grasped)
 
@@ -303,6 +306,15 @@ class Tabletop:
         for joint in ARM_JOINTS:
             p.setJointMotorControl2(self.robot, joint, p.POSITION_CONTROL, joints[joint], force=240, maxVelocity=3.0,
                                     physicsClientId=c)
+
+    def _start_hand_at(self, position: np.ndarray) -> None:
+        """Put the arm where IK puts the end effector at `position` (no motion, nothing traced)."""
+        for _ in range(5):  # IK from the last solution converges in a few resets
+            for joint, angle in zip(ARM_JOINTS, self._ik(position)):
+                self.p.resetJointState(self.robot, joint, angle, physicsClientId=self.client)
+        for _ in range(30):
+            self._track(position, DOWN)
+            self.step(1)
 
     def _start_grasped(self, name: str) -> None:
         self._set_fingers(0.0, settle=False)

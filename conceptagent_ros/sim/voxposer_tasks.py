@@ -30,7 +30,7 @@ SHARED_TASKS = Path(__file__).resolve().parents[2] / ".." / "shared" / "voxposer
 PLACES = ("back left corner of the table", "back right corner of the table", "front left corner of the table",
           "front right corner of the table", "right side of the table", "left side of the table",
           "back side of the table", "front side of the table")
-SEEN = {
+SEEN: dict[str, list] = {
     "pos": ["back left corner of the table", "front right corner of the table", "right side of the table",
             "back side of the table"],
     "obj": ["blue block", "green block", "yellow block", "pink block", "brown block"],
@@ -44,6 +44,8 @@ DRAWER_OF = {"topmost": "top drawer", "second to the top": "middle drawer", "mid
              "second to the bottom": "middle drawer", "bottom": "bottom drawer", "lowest": "bottom drawer"}
 SPEED_FACTORS = {"faster speed": 2.0, "a quarter of the speed": 0.25, "half the speed": 0.5}
 INSET = 0.05
+REST_HAND_XY = np.array([0.48, 0.0])  # where the hand is over the table in the arm's rest pose
+SIDE_AXES = {"left of": (1, -1), "right of": (1, 1), "front side of": (0, 1), "back side of": (0, -1)}  # axis, sign
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def _at_place(env: Tabletop, place: str, tolerance: float = 0.08) -> tuple[bool,
 def make_task(template_index: int, seed: int, seen: bool = True) -> TabletopTask:
     """Template `template_index` (0-based, Table 4's order) with attributes drawn by `seed`."""
     rng = np.random.default_rng(seed * 1009 + template_index)
-    pool = SEEN if seen else {**SEEN, "obj": [f"{c} block" for c in COLOURS], "pos": list(PLACES),
+    pool: dict[str, list] = SEEN if seen else {**SEEN, "obj": [f"{c} block" for c in COLOURS], "pos": list(PLACES),
                               "dist": list(range(2, 13)), "region": [p for p in PLACES if "side" in p],
                               "line": [f"{c} line" for c in COLOURS]}
 
@@ -139,7 +141,7 @@ def make_task(template_index: int, seed: int, seen: bool = True) -> TabletopTask
                                          f"end effector at {np.round(env.ee_position(), 3).tolist()}"))
     if template_index == 9:
         pos, dist = str(pick("pos")), int(pick("dist"))  # type: ignore[call-overload]
-        start = np.array([0.48, 0.0])
+        start = REST_HAND_XY
         goal = place_point(pos)
         # the block sits between the start and the goal, so that keeping away matters
         mid = start + (goal - start) * rng.uniform(0.4, 0.6)
@@ -150,23 +152,41 @@ def make_task(template_index: int, seed: int, seen: bool = True) -> TabletopTask
                             lambda env: _judge_keep_away(env, pos, obj, dist / 100))
     if template_index == 1:
         pos, prep = str(pick("pos")), str(rng.choice(["left of", "right of", "front side of", "back side of"]))
-        scene = TabletopScene(_blocks(rng, [colour, *distractors], [place_point(pos)]))
+        # Not a contradiction: a goal, or the hand's start, level with the block (across the side's
+        # axis) and on its other side cannot be reached, or starts, off the asked side as the judge
+        # reads it.
+        axis, sign = SIDE_AXES[prep]
+        goal = place_point(pos)
+        for _ in range(100):
+            blocks = list(_blocks(rng, [colour, *distractors], [goal]))
+            block = np.asarray(blocks[0].xy)
+            if all(abs(p[1 - axis] - block[1 - axis]) >= 0.08 or sign * (p[axis] - block[axis]) > 0
+                   for p in (goal, REST_HAND_XY)):
+                break
+        scene = TabletopScene(tuple(blocks))
         instruction = f"move to the {pos} while staying on the {prep} the {obj}"
         return TabletopTask(template, instruction, scene, {"pos": pos, "preposition": prep, "obj": obj},
                             lambda env: _judge_stay_side(env, pos, obj, prep))
     if template_index == 2:
         pos, dist, speed = str(pick("pos")), int(pick("dist")), str(pick("velocity"))  # type: ignore[call-overload]
-        start = np.array([0.48, 0.0])
+        start = REST_HAND_XY
         goal = place_point(pos)
         mid = start + (goal - start) * 0.5
+        # The hand starts just above the block (1.8 cm over its top): from the rest pose the path to a
+        # corner passes 20 cm over a block on the table and never comes within any of the distances.
         scene = TabletopScene((BlockSpec(obj, colour, (float(mid[0]), float(mid[1]))),
-                               *_blocks(rng, distractors, [mid, goal, start])))
+                               *_blocks(rng, distractors, [mid, goal, start])),
+                              hand_start=(float(mid[0]), float(mid[1]), 2 * BLOCK_HALF + 0.018))
         instruction = f"move to the {pos} while moving at {speed} when within {dist}cm from the {obj}"
         return TabletopTask(template, instruction, scene, {"pos": pos, "dist": dist, "velocity": speed, "obj": obj},
                             lambda env: _judge_speed_near(env, pos, obj, dist / 100, SPEED_FACTORS[speed]))
     if template_index == 10:
         pos, speed, region = str(pick("pos")), str(pick("velocity")), str(pick("region"))
-        scene = TabletopScene(_blocks(rng, distractors, [place_point(pos)]))
+        # The hand starts inside the region, away from its border and from the goal: from the rest
+        # pose it sits on the border of both side regions, and a path away from them never enters.
+        hand = _inside_region(rng, region, away_from=place_point(pos))
+        scene = TabletopScene(_blocks(rng, distractors, [place_point(pos), hand]),
+                              hand_start=(float(hand[0]), float(hand[1]), 0.25))
         instruction = f"move to the {pos} while moving at {speed} in the {region}"
         return TabletopTask(template, instruction, scene, {"pos": pos, "velocity": speed, "region": region},
                             lambda env: _judge_speed_region(env, pos, region, SPEED_FACTORS[speed]))
@@ -271,7 +291,7 @@ def _judge_stay_side(env: Tabletop, pos: str, obj: str, prep: str) -> tuple[bool
     at, where = _at_place(env, pos)
     block = env.block_position(obj)
     trace = _trace(env)
-    axis, sign = {"left of": (1, -1), "right of": (1, 1), "front side of": (0, 1), "back side of": (0, -1)}[prep]
+    axis, sign = SIDE_AXES[prep]
     other = 1 - axis
     # wherever the hand passes the block (level with it across the other axis), it is on the asked side
     level = np.abs(trace[:, other] - block[other]) < 0.05
@@ -294,7 +314,11 @@ def _judge_speed_region(env: Tabletop, pos: str, region: str, factor: float) -> 
     at, where = _at_place(env, pos)
     trace, speeds = _trace(env), np.asarray(env.speed_trace or [0.0])
     n = min(len(trace), len(speeds))
-    inside = np.array([in_region(p[:2], region) for p in trace[:n]]) & (speeds[:n] > 0)
+    # Moves within 1 cm of the region's border are not judged: the arm tracks its set-points to
+    # ~5 mm, so a path along the border (a goal on it: "the right side" seen from "the back side")
+    # is on either side of it by chance.
+    inside = np.array([in_region(p[:2], region) and _border_distance(p[:2], region) >= 0.01
+                       for p in trace[:n]]) & (speeds[:n] > 0)
     right = np.isclose(speeds[:n][inside], 0.25 * factor) if inside.any() else np.array([False])
     return at and bool(right.mean() >= 0.8), f"{where}; {float(right.mean()) * 100:.0f}% of moves in the {region} at x{factor}"
 
@@ -312,6 +336,17 @@ def _away_from(rng: np.random.Generator, goal: np.ndarray, distance: float) -> n
         if np.linalg.norm(xy - goal) >= distance:
             return xy
     raise RuntimeError("no start far enough from the goal")
+
+
+def _inside_region(rng: np.random.Generator, region: str, away_from: np.ndarray) -> np.ndarray:
+    """A point of `region` at least 8 cm inside its border and 15 cm from `away_from`."""
+    lo = np.array(TABLE_LOWER[:2]) + 0.06
+    hi = np.array(TABLE_UPPER[:2]) - 0.06
+    for _ in range(500):
+        xy = rng.uniform(lo, hi)
+        if in_region(xy, region) and _border_distance(xy, region) >= 0.08 and np.linalg.norm(xy - away_from) >= 0.15:
+            return xy
+    raise RuntimeError(f"no start inside the {region}")
 
 
 def _border_distance(xy: np.ndarray, region: str) -> float:

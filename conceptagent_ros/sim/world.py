@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Mapping
+from typing import Any
 
+from conceptagent_ros.llm.spec import WorldRealism
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import derive_symbolic_state
@@ -50,8 +52,11 @@ class World:
         seed: int = 0,
         failure_rates: Mapping[str, float] | None = None,
         skills: SkillLibrary | None = None,
+        realism: WorldRealism | None = None,
     ):
         self.scene = scene.copy()
+        self.realism = realism or WorldRealism()
+        self.lost: set[str] = set()  # objects dropped out of reach: no skill gets them back
         self.skills = skills or load_skill_library()
         self.rng = random.Random(seed)
         self.failure_rates = dict(scene.failures)
@@ -78,6 +83,8 @@ class World:
 
     # -- perception -----------------------------------------------------------------------------
     def visible(self, obj: SceneObject) -> bool:
+        if obj.id in self.lost:
+            return False
         if obj.id == self.robot.holding or obj.id in self.touched:
             return True
         if obj.room != self.robot.room or distance(self.robot.position, obj.position) > self.scene.robot.view_range:
@@ -107,12 +114,14 @@ class World:
     def execute(self, call: SkillCall) -> SkillOutcome:
         self.steps_executed += 1
         self.touched = set()
+        gone = next((a for a in call.args if a in self.lost), None)
+        if gone is not None:
+            return SkillOutcome(call, False, f"{call} failed: {gone} is out of reach (it was dropped)", "irreversible")
         verdict = self.laws.verify(call, self.state())
         if verdict.invalid_call:
             return SkillOutcome(call, False, verdict.invalid_call, "invalid")
         if not verdict.feasible:
-            reasons = "; ".join(u.reason for u in verdict.unsatisfied)
-            return SkillOutcome(call, False, f"{call} failed: {reasons}", "precondition")
+            return self._careless(call, verdict)
         if call.skill == "done":
             return SkillOutcome(call, True, "the robot declared the task done")
         rate = self.failure_rates.get(call.skill, 0.0)
@@ -122,6 +131,23 @@ class World:
         getattr(self, f"_do_{call.skill}")(*call.args)
         self.touched = {a for a in call.args if a in self.scene.objects}
         return SkillOutcome(call, True, f"{call} succeeded")
+
+    def _careless(self, call: SkillCall, verdict: Any) -> SkillOutcome:
+        """An action tried while its preconditions do not hold: it fails, and where the world's
+        realism says so, it fails as a real skill does (no reason given) or costs the object."""
+        held = self.robot.holding
+        if (call.skill == "place" and held == call.args[0] and self.realism.drop_on_failure > 0
+                and self.rng.random() < self.realism.drop_on_failure):
+            self.robot.holding = None
+            self.lost.add(held)
+            obj = self._obj(held)
+            obj.parent, obj.hidden = None, True
+            return SkillOutcome(call, False, f"{call} failed: {held} fell from the gripper and rolled out of reach",
+                                "irreversible")
+        if not self.realism.explain_failures:
+            return SkillOutcome(call, False, f"{call} failed: the skill did not succeed", "unexplained")
+        reasons = "; ".join(u.reason for u in verdict.unsatisfied)
+        return SkillOutcome(call, False, f"{call} failed: {reasons}", "precondition")
 
     def _obj(self, oid: str) -> SceneObject:
         return self.scene.objects[oid]

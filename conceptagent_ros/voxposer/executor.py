@@ -117,6 +117,8 @@ class VoxPoserOptions:
     push_height_m: float = 0.025  # the closed fingers' centre above the table while pushing
     hover_height_m: float = 0.12  # travel height between pushes (clear of the blocks)
     push_seed: int = 0
+    arm_base_xy: tuple[float, float] = (0.0, 0.0)  # the arm's base in the world frame
+    arm_reach_m: float = 0.78  # how far (xy) from its base the hand reaches at pushing height (Panda)
 
 
 class VoxPoser:
@@ -252,8 +254,9 @@ class VoxPoser:
                     return
                 waypoint = self._waypoint(evaluation.snapshot, evaluation.maps, voxel)
                 travelled += float(np.linalg.norm(waypoint.position - previous))
+                for part in speed_changes(previous, waypoint, evaluation.snapshot.grid, evaluation.maps):
+                    self._send(part, report, "waypoint")
                 previous = waypoint.position
-                self._send(waypoint, report, "waypoint")
         raise VoxPoserError("not_reached", f"target of {maps['affordance']!r} not reached after "
                                            f"{self.options.max_replans} replans")
 
@@ -283,18 +286,27 @@ class VoxPoser:
                 raise VoxPoserError("not_reached", f"the last 4 pushes left the {name} where it was, {gap * 100:.0f} cm "
                                                    f"from the target of {maps['affordance']!r}; stopped there")
             planned = self._plan(index, evaluation, report)
-            path = grid.to_world(np.asarray(planned.path))[:, :2]
+            # the object's path kept to the table: a block pushed past its edge falls, or lies beyond
+            # the hand's reach with no side left to push it back from
+            lo, hi = np.asarray(evaluation.snapshot.table_lower[:2]), np.asarray(evaluation.snapshot.table_upper[:2])
+            path = np.clip(grid.to_world(np.asarray(planned.path))[:, :2], lo, hi)
             ahead = np.linalg.norm(path - centre[:2], axis=1) >= options.push_lookahead_m
             goal = path[int(np.argmax(ahead))] if ahead.any() else path[-1]
             points = next(o.points for o in evaluation.snapshot.objects if o.name == name)
             radius = float(np.max(points[:, :2].max(axis=0) - points[:, :2].min(axis=0)) / 2) + 0.005
             avoidance = evaluation.maps.get("avoidance", np.zeros((grid.size,) * 3))
-            push = model.choose(centre[:2], radius, goal, avoidance_cost(grid, avoidance, float(centre[2])), rng)
+            push = model.choose(centre[:2], radius, goal, avoidance_cost(grid, avoidance, float(centre[2])), rng,
+                                reachable=self._reachable)
             self._carry_out(push, evaluation.snapshot, report)
             if report.canceled:
                 return
         raise VoxPoserError("not_reached", f"the {movable} did not reach the target of {maps['affordance']!r} "
                                            f"after {options.max_pushes} pushes")
+
+    def _reachable(self, points: np.ndarray) -> np.ndarray:
+        """Which xy points (N, 2) the hand reaches at pushing height."""
+        base = np.asarray(self.options.arm_base_xy, dtype=float)
+        return np.linalg.norm(points - base, axis=-1) <= self.options.arm_reach_m
 
     def _carry_out(self, push: Push, snapshot: SceneSnapshot, report: RunReport) -> None:
         """Hover over the pre-contact point, go down, push through, rise: the fingers closed, a firm pusher."""
@@ -346,6 +358,23 @@ def evaluate_maps(book: ProgramBook, sandbox: Sandbox, snapshot: SceneSnapshot, 
     size = snapshot.grid.size
     checked = {kind: check_map(kind, values.get(kind), size) for kind in MAP_KINDS if kind in values}
     return values["movable"], checked
+
+
+def speed_changes(start: np.ndarray, waypoint: Waypoint, grid: VoxelGrid, maps: dict[str, np.ndarray],
+                  step_m: float = 0.005) -> list[Waypoint]:
+    """The move from `start` to `waypoint`, split where the velocity map changes along it (to within
+    `step_m`), each part at the speed of the voxels it runs through: waypoints are ~2 cm apart, and a
+    move that leaves a slow region should not crawl the rest of the way, nor one that enters it rush in."""
+    if "velocity" not in maps:
+        return [waypoint]
+    length = float(np.linalg.norm(waypoint.position - start))
+    count = max(1, int(np.ceil(length / step_m)))
+    points = start + (waypoint.position - start) * (np.arange(1, count + 1) / count)[:, None]
+    voxels = grid.to_voxel(points)
+    speeds = maps["velocity"][voxels[:, 0], voxels[:, 1], voxels[:, 2]].astype(float)
+    ends = [*np.flatnonzero(speeds[1:] != speeds[:-1]), count - 1]
+    parts = [Waypoint(points[i], waypoint.quaternion, float(speeds[i]), waypoint.gripper) for i in ends[:-1]]
+    return [*parts, Waypoint(waypoint.position, waypoint.quaternion, float(speeds[-1]), waypoint.gripper)]
 
 
 def check_map(kind: str, value: Any, size: int) -> np.ndarray:

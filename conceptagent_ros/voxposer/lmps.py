@@ -150,15 +150,26 @@ class ProgramBook:
     log: list[str] = field(default_factory=list)
 
     def write(self, lmp: str, query: str, objects: list[str], feedback: str = "") -> str:
-        key = {"writer": self.writer.name, "lmp": lmp, "query": query}
-        code = None if feedback else self.cache.get(key)
+        key = self.cache_key(lmp, query, objects)
+        code = None if feedback or key is None else self.cache.get(key)
         if code is None:
             code = self.writer.write(lmp, query, objects, feedback)
             self.writes += 1
-            self.cache.put(key, code)
+            if key is not None:
+                self.cache.put(key, code)
         self.programs[(lmp, query)] = code
         self.log.append(f"{lmp}({query!r}):\n{code}")
         return code
+
+    def cache_key(self, lmp: str, query: str, objects: list[str]) -> dict[str, str] | None:
+        """What a cached program depends on: the writer (model), the LMP, the query and the prompt as
+        sent (an edited prompt file or other objects miss the cache). The offline composer is not
+        cached: it costs nothing, and a cached copy would outlive a fix to it."""
+        prompt = getattr(self.writer, "prompt", None)
+        if prompt is None:
+            return None
+        digest = hashlib.sha256(prompt(lmp, query, objects).encode()).hexdigest()[:16]
+        return {"writer": self.writer.name, "lmp": lmp, "query": query, "prompt": digest}
 
     def run(self, sandbox: Sandbox, source_of: tuple[str, str] | None, payload_for: Any, snapshot: SceneSnapshot) -> Any:
         """Run a program (or an evaluation) in the sandbox, writing the nested programs it asks for.

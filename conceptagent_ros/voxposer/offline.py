@@ -285,8 +285,13 @@ def get_velocity_map(query: str) -> str:
         target = m["obj"]
         find = (f"obj = parse_query_obj({_quote(target)})" if target != "nearest block" else
                 "obj = parse_query_obj('gripper')")
+        # "within d cm from the block" is from its surface: the ball around its centre that holds every
+        # point within d of its box reaches d + half-diagonal (sqrt(3) x half-size for a cube)
         return "\n".join(["velocity_map = get_empty_velocity_map()", find,
-                          f"set_voxel_by_radius(velocity_map, obj.position, radius_cm={m['cm']}, value={factor})",
+                          "(min_x, min_y, min_z), (max_x, max_y, max_z) = obj.aabb",
+                          "half = max(max_x - min_x, max_y - min_y, max_z - min_z) / 2",
+                          f"radius = {m['cm']} + index2cm(half) * 1.75",
+                          "set_voxel_by_radius(velocity_map, obj.position, radius_cm=radius, value=" + f"{factor})",
                           "ret_val = velocity_map"])
     if (m := re.search(r"in the (?P<place>.+ side of the table)", q)):
         words = m["place"].split()

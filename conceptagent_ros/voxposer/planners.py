@@ -361,4 +361,4 @@ class FastPlanner:
         return PlannedPath(raw, postprocess(raw, target_cost.targets, size, c, object_centric))
 
 
-PLANNERS = {"reference": ReferencePlanner, "fast": FastPlanner}
+PLANNERS: dict[str, Callable[[], PathPlanner]] = {"reference": ReferencePlanner, "fast": FastPlanner}

@@ -50,16 +50,25 @@ class PushModel:
         return centre + np.stack([np.cos(heading), np.sin(heading)], axis=-1) * travel[:, None]
 
     def choose(self, centre: np.ndarray, radius: float, goal: np.ndarray, cost: Callable[[np.ndarray], np.ndarray],
-               rng: np.random.Generator) -> Push:
-        """The sampled push whose predicted centre is nearest `goal`, plus `cost` (avoidance) there."""
+               rng: np.random.Generator, reachable: Callable[[np.ndarray], np.ndarray] | None = None,
+               clearance: float = 0.03) -> Push:
+        """The sampled push whose predicted centre is nearest `goal`, plus `cost` (avoidance) there;
+        with `reachable` (xy points -> bool), among those whose approach (`clearance` before the
+        contact) and end the hand can reach, when any can."""
         n = self.samples
         normal_angle = rng.uniform(-np.pi, np.pi, n)
         skew = rng.uniform(-self.max_skew, self.max_skew, n)
         distance = rng.uniform(self.min_distance, self.max_distance, n)
         predicted = self.predict(centre, normal_angle, skew, distance)
         score = np.linalg.norm(predicted - goal, axis=1) + cost(predicted) + 0.1 * np.abs(skew) * distance
+        inward = np.stack([np.cos(normal_angle), np.sin(normal_angle)], axis=1)
+        heading = normal_angle + skew
+        direction = np.stack([np.cos(heading), np.sin(heading)], axis=1)
+        contact = centre - inward * radius
+        if reachable is not None:
+            ok = reachable(contact - direction * clearance) & reachable(contact + direction * distance[:, None])
+            if ok.any():
+                score = np.where(ok, score, np.inf)
         best = int(np.argmin(score))
-        inward = np.array([np.cos(normal_angle[best]), np.sin(normal_angle[best])])
-        heading = normal_angle[best] + skew[best]
-        return Push(contact=centre - inward * radius, direction=np.array([np.cos(heading), np.sin(heading)]),
-                    distance=float(distance[best]), predicted=predicted[best])
+        return Push(contact=contact[best], direction=direction[best], distance=float(distance[best]),
+                    predicted=predicted[best])

@@ -18,7 +18,7 @@ from conceptagent_ros.voxposer.api import WORKER_RUNNER
 from conceptagent_ros.voxposer.executor import evaluate_maps
 from conceptagent_ros.voxposer.lmps import OfflineWriter, ProgramBook, ProgramCache
 from conceptagent_ros.voxposer.offline import composer
-from conceptagent_ros.voxposer.planners import FastPlanner, ReferencePlanner
+from conceptagent_ros.voxposer.planners import FastPlanner, PathPlanner, ReferencePlanner
 from conceptagent_ros.voxposer.sandbox import Sandbox
 
 CASES = ((9, "keep away from a block"), (1, "stay on one side of a block"), (0, "move beside a block"))
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
     os.environ.setdefault("CONCEPTAGENT_VOXPOSER_CACHE", "off")
-    planners = {"reference": ReferencePlanner(), "fast": FastPlanner()}
+    planners: dict[str, PathPlanner] = {"reference": ReferencePlanner(), "fast": FastPlanner()}
     totals = {name: 0.0 for name in planners}
     evaluate_total, count = 0.0, 0
     worst: list[float] = []
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                 book = ProgramBook(OfflineWriter(), ProgramCache(None))
                 queries = dict(re.findall(r"get_(\w+)_map\('([^']+)'\)", composer(task.instruction)))
                 evaluate_maps(book, box, snapshot, "gripper", queries)  # writes the programs once, like the first replan
-                per = {name: [] for name in planners}
+                per: dict[str, list[float]] = {name: [] for name in planners}
                 for _ in range(args.repeats):
                     for name, planner in planners.items():
                         t0 = time.perf_counter()

@@ -66,7 +66,6 @@ def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=s
                    templates: list[int] | None = None, out_dir: Path | None = None) -> dict[int, tuple[int, int]]:
     """Success per template (0-based indices; all by default) over `episodes` seeded episodes each;
     prints a table as it goes and, with `out_dir`, writes voxposer.md and voxposer_episodes.csv there."""
-    import csv
     import time
 
     writer = make_writer(llm)
@@ -95,26 +94,63 @@ def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=s
             results[index] = (wins, episodes)
             print(f"{index + 1:>2}. {template:<75} {wins}/{episodes}", file=out, flush=True)
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        with open(out_dir / "voxposer_episodes.csv", "w", newline="", encoding="utf-8") as f:
-            table = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["template"])
-            table.writeheader()
-            table.writerows(rows)
-        (out_dir / "voxposer.md").write_text(bench_markdown(results, rows, llm, seen), encoding="utf-8")
+        write_bench_files(out_dir, results, rows, llm, seen)
     return results
+
+
+def write_bench_files(out_dir: Path, results: dict[int, tuple[int, int]], rows: list[dict[str, object]], llm: str,
+                      seen: bool, name: str = "voxposer", via: str = "") -> None:
+    """NAME.md (the table and the failed episodes) and NAME_episodes.csv (one row per episode).
+
+    An earlier run's episodes in the same place (same attributes and --llm) are kept for the
+    templates this run did not run, so templates can be rerun one at a time."""
+    import csv
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows, results = _merge_earlier(out_dir, name, rows, bench_markdown({}, [], llm, seen, via).splitlines()[0])
+    with open(out_dir / f"{name}_episodes.csv", "w", newline="", encoding="utf-8") as f:
+        table = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["template"])
+        table.writeheader()
+        table.writerows(rows)
+    (out_dir / f"{name}.md").write_text(bench_markdown(results, rows, llm, seen, via), encoding="utf-8")
+
+
+def _merge_earlier(out_dir: Path, name: str, rows: list[dict[str, object]],
+                  title: str) -> tuple[list[dict[str, object]], dict[int, tuple[int, int]]]:
+    import csv
+
+    report, table = out_dir / f"{name}.md", out_dir / f"{name}_episodes.csv"
+    kept: list[dict[str, object]] = []
+    if report.is_file() and table.is_file() and report.read_text(encoding="utf-8").splitlines()[:1] == [title]:
+        ran = {r["template"] for r in rows}
+        with open(table, newline="", encoding="utf-8") as f:
+            for old in csv.DictReader(f):
+                row: dict[str, object] = dict(old)
+                for key in ("template", "seed", "success", "executor_success", "replans"):
+                    row[key] = int(str(row[key]))
+                if row["template"] not in ran:
+                    kept.append(row)
+    merged = sorted(kept + list(rows), key=lambda r: (int(str(r["template"])), int(str(r["seed"]))))
+    results: dict[int, tuple[int, int]] = {}
+    for row in merged:
+        wins, n = results.get(int(str(row["template"])) - 1, (0, 0))
+        results[int(str(row["template"])) - 1] = (wins + int(str(row["success"])), n + 1)
+    return merged, results
 
 
 PAPER_SUCCESS = (90, 95, 100, 80, 65, 65, 60, 50, 100, 85, 85, 45, 80)  # VoxPoser's Table 4, seen attributes
 
 
-def bench_markdown(results: dict[int, tuple[int, int]], rows: list[dict[str, object]], llm: str, seen: bool) -> str:
-    lines = [f"# VoxPoser on the PyBullet tabletop ({'seen' if seen else 'unseen'} attributes, --llm {llm})", "",
+def bench_markdown(results: dict[int, tuple[int, int]], rows: list[dict[str, object]], llm: str, seen: bool,
+                   via: str = "") -> str:
+    lines = [f"# VoxPoser on the PyBullet tabletop{' ' + via if via else ''} "
+             f"({'seen' if seen else 'unseen'} attributes, --llm {llm})", "",
              "| # | template | success | paper (seen, LLM) | mean replan Hz | mean s/episode |",
              "|---|---|---|---|---|---|"]
     for index, (wins, n) in sorted(results.items()):
         mine = [r for r in rows if r["template"] == index + 1]
-        hz = sum(float(r["replan_hz"]) for r in mine) / max(1, len(mine))  # type: ignore[arg-type]
-        seconds = sum(float(r["seconds"]) for r in mine) / max(1, len(mine))  # type: ignore[arg-type]
+        hz = sum(float(str(r["replan_hz"])) for r in mine) / max(1, len(mine))
+        seconds = sum(float(str(r["seconds"])) for r in mine) / max(1, len(mine))
         lines.append(f"| {index + 1} | {TEMPLATES[index]} | {wins}/{n} ({100 * wins / max(1, n):.0f}%) | "
                      f"{PAPER_SUCCESS[index]}% | {hz:.1f} | {seconds:.1f} |")
     failures = [r for r in rows if not r["success"]]
@@ -139,10 +175,15 @@ def scene_for(instruction: str, template: int | None, seed: int) -> tuple[Tablet
         if not 1 <= template <= len(TEMPLATES):
             raise ConceptAgentError(f"--template must be 1..{len(TEMPLATES)}")
         try:
-            task = make_task(template - 1, seed, seen=False)
+            # the seen draw for this seed, or the unseen one, whichever wrote this instruction (so
+            # that its judge applies); another instruction gets the seen scene and no judge
+            tasks = [make_task(template - 1, seed, seen=seen) for seen in (True, False)]
         except NotImplementedError as exc:
             raise ConceptAgentError(str(exc)) from None
-        return task.scene, task.judge if task.instruction == instruction else None
+        for task in tasks:
+            if task.instruction == " ".join(instruction.split()):
+                return task.scene, task.judge
+        return tasks[0].scene, None
     text = instruction.lower()
     rng = np.random.default_rng(seed)
     blocks, lines = [], []

@@ -18,10 +18,37 @@ What it models, exactly:
   configured standard deviation (scores are in 0..1).
 - Deciding (Tree-Planner) picks the option the oracle would run, else a feasible one, and with
   the `decide` probability a uniformly random option.
+
+Errors that depend on the episode (all off unless a rate or a profile turns them on; the named
+profiles are in config/llm_profiles.yaml):
+- misconception: with this probability an episode starts with one wrong belief, drawn once at the
+  first decision among those that apply and acted on at every decision where it matters:
+  * "needs no opening": the container the plan opens is believed open; the model skips the
+    `open` and goes straight to the next step (ConceptAgent's discussion of its base agent: it
+    picks from closed receptacles and repeats it; EAI's affordance errors);
+  * "which object": the instruction is read as naming another object of the same kind, which the
+    model manipulates instead (EAI's goal interpretation errors; LLM-Planner's wrong-object errors).
+  The belief holds until feedback in the model's history window contradicts it: a failure whose
+  feedback names the cause and the object (an unsatisfied precondition, a refused `done` listing
+  the unmet goal). Contradicted, it is still acted on with the `relapse` probability, and once the
+  contradiction leaves the history window it holds again (LLM-Planner: replanned plans drift back).
+- repetition: after a failed call the model proposes the same call again with `repeat_explained`
+  if the failure named its cause (the grounding arm's unsatisfied preconditions, a world that
+  explains), else with `repeat_unexplained` (Tree-Planner's and LLM-Planner's error analyses:
+  without the reason, models retry; ConceptAgent: precondition feedback is what helps).
+- premature_done: at each decision, "done" before the goal holds (EAI: premature termination).
+- loop: at each decision, the model starts alternating between its last two executed actions for
+  a few steps (geometric, mean 2; EAI and LLM-Planner report such cycles).
+Irreversible outcomes live in the world (sim/world.py WorldRealism): a failed place can drop the
+held object out of reach for good, so an infeasible action can cost the task.
 - Token counts are those of the exact prompts the chat backend would send for the same question
   (planning/prompts.py) and of the JSON reply it answers with, at four characters a token.
 - Its own compute (the oracle's planning) counts as language-model time, so planning overhead
   excludes it, as it excludes a real model's latency.
+
+The history-dependent errors apply to the next action (`propose_actions` with nothing planned) and
+to sampled plans (misconception on every step, repetition on the first, premature `done` cutting a
+plan short); inside a search tree only the misconception and premature `done` apply.
 
 It does not model in-context learning (retrieved examples change its token counts, not its
 errors), sampling temperature, or a model's biases toward particular objects.
@@ -30,8 +57,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from conceptagent_ros.llm.base import ChatMessage, estimate_tokens
 from conceptagent_ros.llm.spec import ErrorRates
@@ -44,6 +73,17 @@ from conceptagent_ros.planning.roles import Candidates, Choice, PlanSamples, Sam
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
+
+# failures whose feedback names the cause: the grounding arm's unsatisfied preconditions, a world
+# that explains, a refused `done` listing what is unmet, an invalid call, an object lost
+EXPLAINED = frozenset({"blocked", "precondition", "invalid", "premature_done", "irreversible"})
+
+
+@dataclass(frozen=True)
+class Misconception:
+    kind: str  # "needs no opening" | "which object"
+    subject: str  # the container believed open, or the object the instruction names
+    stand_in: str = ""  # "which object": the object taken for it
 
 
 class SimulatedLLM:
@@ -64,21 +104,56 @@ class SimulatedLLM:
         self._plan_for: tuple[int, int] | None = None
         self._plan: tuple[SkillCall, ...] = ()
         self._plan_complete = False
+        self._believed: tuple[SkillCall, ...] = ()
+        self.misconception: Misconception | None = None
+        self._misconception_drawn = False
+        self._misconception_due = False
+        self._loop_left = 0
+        self._loop: list[SkillCall] = []
 
     # -- the oracle -------------------------------------------------------------------------------
     def oracle_plan(self, context: DecisionContext) -> tuple[SkillCall, ...]:
-        """The oracle's plan from the current belief, computed once per decision."""
+        """The oracle's plan from the current belief, computed once per decision, as the model's
+        misconception (if any, and not set aside at this decision) changes it."""
         key = (context.step, len(context.history))
         if key != self._plan_for:
-            proposal = self.oracle.propose(context)
-            rest = self.oracle.remaining_plan
-            if proposal.call is None or proposal.call.skill == "done":
-                self._plan, self._plan_complete = (SkillCall("done"),), True
-            else:
-                self._plan_complete = self.oracle.plan_reaches_goal
-                self._plan = rest + ((SkillCall("done"),) if self._plan_complete else ())
+            undrawn = self.misconception is None
+            self._draw_misconception(context, ())
+            active = self._misconception_active(context)
+            self._plan_on(self._believed_context(context, active))
+            if undrawn and self._misconception_due and self.misconception is None:
+                self._draw_misconception(context, self._plan)  # one the plan shows: a container it opens
+                active = self._misconception_active(context)
+                if active and self.misconception is not None and self.misconception.kind == "needs no opening":
+                    self._plan_on(self._believed_context(context, active))
             self._plan_for = key
-        return self._plan
+            m = self.misconception
+            self._believed = self._plan
+            if active and m is not None and m.kind == "which object":
+                self._believed = tuple(SkillCall(c.skill, tuple(m.stand_in if a == m.subject else a for a in c.args))
+                                       for c in self._plan)
+        return self._believed
+
+    def _plan_on(self, context: DecisionContext) -> None:
+        proposal = self.oracle.propose(context)
+        rest = self.oracle.remaining_plan
+        if proposal.call is None or proposal.call.skill == "done":
+            self._plan, self._plan_complete = (SkillCall("done"),), True
+        else:
+            self._plan_complete = self.oracle.plan_reaches_goal
+            self._plan = rest + ((SkillCall("done"),) if self._plan_complete else ())
+
+    def _misconception_active(self, context: DecisionContext) -> bool:
+        """Held at this decision: not contradicted in the history window, or relapsed into."""
+        return self.misconception is not None and not (
+            self._contradicted(context) and not self._chance(self.errors.relapse))
+
+    def _believed_context(self, context: DecisionContext, active: bool) -> DecisionContext:
+        """A container believed open is planned on as open: no opening, straight to using it."""
+        m = self.misconception
+        if active and m is not None and m.kind == "needs no opening":
+            return replace(context, state=context.state.with_atoms(add=[("open", m.subject)]))
+        return context
 
     def _predict(self, state: SymbolicState, calls: Sequence[SkillCall]) -> SymbolicState:
         for call in calls:
@@ -124,6 +199,58 @@ class SimulatedLLM:
             return later[min(len(later) - 1, self.rng.randrange(2))]
         return call
 
+    # -- errors that depend on the episode ---------------------------------------------------------
+    def _chance(self, rate: float) -> bool:
+        """A draw only when the rate is on, so that profiles without a mechanism keep their sequence."""
+        return rate > 0 and self.rng.random() < rate
+
+    def _draw_misconception(self, context: DecisionContext, plan: Sequence[SkillCall]) -> None:
+        """Whether the episode has a wrong belief is drawn at its first decision; which one, at the
+        first decision where one applies: a closed container the goal names or the plan opens is
+        believed open, or an object the goal names is taken for another of its kind in view."""
+        if not self._misconception_drawn:
+            self._misconception_drawn = True
+            self._misconception_due = self._chance(self.errors.misconception)
+        if not self._misconception_due or self.misconception is not None or context.goal is None:
+            return
+        state, named = context.state, set(re.findall(r"[\w-]+", context.goal.text))
+        opened = {c.args[0] for c in plan if c.skill == "open"}
+        options = [Misconception("needs no opening", c) for (p, *args) in sorted(state.atoms) if p == "openable"
+                   for c in args if ("open", c) not in state.atoms
+                   and (c in named or state.types.get(c) in named or c in opened)]
+        for x in sorted(named & set(state.types)):
+            same = sorted(o for o, t in state.types.items() if t == state.types[x] and o != x)
+            if same:
+                options.append(Misconception("which object", x, self.rng.choice(same)))
+        if options:
+            self.misconception = self.rng.choice(options)
+
+    def _contradicted(self, context: DecisionContext) -> bool:
+        m = self.misconception
+        return m is not None and any(
+            r.failure in EXPLAINED and m.subject in r.feedback and (m.kind != "needs no opening" or "open" in r.feedback)
+            for r in context.history)
+
+    def _from_history(self, context: DecisionContext) -> SkillCall | None:
+        """A loop's next action, or the last failed call again; None when neither happens."""
+        executed = [r.call for r in context.history if r.executed and r.call is not None]
+        if self._loop_left > 0:
+            self._loop_left -= 1
+            self._loop.reverse()
+            return self._loop[0]
+        if len(executed) >= 2 and executed[-1] != executed[-2] and self._chance(self.errors.loop):
+            # back to the one before last, then the last, and so on (2 to 7 proposals)
+            self._loop, self._loop_left = [executed[-2], executed[-1]], 1
+            while self.rng.random() < 0.5 and self._loop_left < 6:
+                self._loop_left += 1
+            return self._loop[0]
+        last = context.history[-1] if context.history else None
+        if last is not None and not last.success and last.call is not None and last.call.skill != "done":
+            rate = self.errors.repeat_explained if last.failure in EXPLAINED else self.errors.repeat_unexplained
+            if self._chance(rate):
+                return last.call
+        return None
+
     # -- accounting -------------------------------------------------------------------------------
     def _account(self, messages: Callable[[], list[ChatMessage]], reply: object, seconds: float) -> tuple[int, int]:
         """Charge one call: the tokens of the prompt a chat model would read and of its reply, and
@@ -143,8 +270,14 @@ class SimulatedLLM:
         intended, at = self._intended(context, planned)
         plan = self.oracle_plan(context)
         calls: list[SkillCall] = []
-        if intended is not None:
-            calls.append(self._corrupt(intended, plan[at + 1:], state))
+        repeated = self._from_history(context) if not planned else None
+        if repeated is not None:
+            calls.append(repeated)
+        elif intended is not None:
+            if intended.skill != "done" and self._chance(self.errors.premature_done):
+                calls.append(SkillCall("done"))
+            else:
+                calls.append(self._corrupt(intended, plan[at + 1:], state))
         while len(calls) < k:  # alternatives: plausible (feasible) actions, now and then an error
             alternative = self._random_call(state, feasible=True)
             if alternative is None:
@@ -200,7 +333,13 @@ class SimulatedLLM:
         plans: list[tuple[SkillCall, ...]] = []
         for _ in range(max(1, options.n)):
             state, sample = context.state, []
+            repeated = self._from_history(context)
+            if repeated is not None:
+                sample.append(repeated)
             for i, call in enumerate(reference):
+                if call.skill != "done" and self._chance(self.errors.premature_done):
+                    sample.append(SkillCall("done"))
+                    break
                 step = self._corrupt(call, reference[i + 1:], state)
                 sample.append(step)
                 if self.verifier.is_feasible(step, state):

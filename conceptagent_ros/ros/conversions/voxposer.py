@@ -17,7 +17,8 @@ from conceptagent_ros.voxposer.box_scene import ObjectBox
 
 # the voxels worth drawing per map: those that differ from the map's resting value
 MAP_BACKGROUND = {"affordance": 0.0, "avoidance": 0.0, "velocity": 1.0, "gripper": 0.0}
-CLOUD_DTYPE = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("intensity", "<f4")])
+CLOUD_FIELDS = tuple((name, 4 * i) for i, name in enumerate(("x", "y", "z", "intensity")))  # float32, byte offset
+CLOUD_DTYPE = np.dtype([(name, "<f4") for name, _ in CLOUD_FIELDS])
 
 
 def value_map_cloud(kind: str, values: np.ndarray, grid: VoxelGrid, frame: str, stamp: Time,
@@ -42,8 +43,8 @@ def value_map_cloud(kind: str, values: np.ndarray, grid: VoxelGrid, frame: str, 
     msg = PointCloud2()
     msg.header.frame_id, msg.header.stamp = frame, stamp
     msg.height, msg.width = 1, len(chosen)
-    msg.fields = [PointField(name=name, offset=CLOUD_DTYPE.fields[name][1], datatype=PointField.FLOAT32, count=1)
-                  for name in CLOUD_DTYPE.names]
+    msg.fields = [PointField(name=name, offset=offset, datatype=PointField.FLOAT32, count=1)
+                  for name, offset in CLOUD_FIELDS]
     msg.is_bigendian = False
     msg.point_step = CLOUD_DTYPE.itemsize
     msg.row_step = CLOUD_DTYPE.itemsize * len(chosen)
@@ -55,10 +56,11 @@ def value_map_cloud(kind: str, values: np.ndarray, grid: VoxelGrid, frame: str, 
 def cloud_points(msg: PointCloud2) -> np.ndarray:
     """(N, 4) x, y, z, intensity from a cloud written by `value_map_cloud` (for tests and tools)."""
     cloud = np.frombuffer(bytes(msg.data), dtype=CLOUD_DTYPE, count=msg.width * msg.height)
-    return np.stack([cloud[name] for name in CLOUD_DTYPE.names], axis=1).astype(float)
+    return np.stack([cloud[name] for name, _ in CLOUD_FIELDS], axis=1).astype(float)
 
 
-def pose_stamped(position: Sequence[float], quaternion: Sequence[float], frame: str, stamp: Time) -> PoseStamped:
+def pose_stamped(position: Sequence[float] | np.ndarray, quaternion: Sequence[float] | np.ndarray, frame: str,
+                 stamp: Time) -> PoseStamped:
     msg = PoseStamped()
     msg.header.frame_id, msg.header.stamp = frame, stamp
     msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)

@@ -1,0 +1,134 @@
+"""The VoxPoser templates through the trajectory node's action, as a user's client would drive it.
+
+The node runs in a child process (its own DDS participant, a reserved ROS_DOMAIN_ID). For every
+episode this client sets the node's sim.template and sim.seed through its parameter service, sends
+the template's instruction as a SynthesizeTrajectory goal and reads the verdict from the result:
+the node's simulated arm runs the template's judge, which reads PyBullet's ground truth only.
+
+    conceptagent ros voxposer-bench [--seeds N] [--template N ...] [--unseen] [--out DIR]
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from rclpy.action import ActionClient
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
+
+from conceptagent_ros.action import SynthesizeTrajectory
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.ros.futures import wait_done
+from conceptagent_ros.sim.voxposer_tasks import IMPLEMENTED, TEMPLATES, make_task
+from conceptagent_ros.voxposer.session import write_bench_files
+
+Result = SynthesizeTrajectory.Result
+
+
+class NodeBench:
+    """A client of one voxposer node: set the scene, send the instruction, read the judge."""
+
+    def __init__(self, node: Any, server_wait: float = 60.0) -> None:
+        self.node = node
+        self.parameters = AsyncParameterClient(node, "voxposer")
+        self.action = ActionClient(node, SynthesizeTrajectory, "voxposer/synthesize_trajectory")
+        if not self.action.wait_for_server(timeout_sec=server_wait) or \
+                not self.parameters.wait_for_services(timeout_sec=server_wait):
+            raise ConceptAgentError(f"no voxposer node answered in {server_wait:.0f} s "
+                                    f"(namespace {node.get_namespace()!r})")
+
+    def episode(self, template: int, seed: int, instruction: str, timeout: float) -> Any:
+        """One goal on template `template` (1-based) with `seed`; the action's result."""
+        setting = self.parameters.set_parameters([Parameter("sim.template", value=template),
+                                                  Parameter("sim.seed", value=seed)])
+        if not wait_done(setting, 10.0) or not all(r.successful for r in setting.result().results):
+            raise ConceptAgentError(f"the node refused sim.template={template} sim.seed={seed}")
+        sent = self.action.send_goal_async(SynthesizeTrajectory.Goal(instruction=instruction))
+        if not wait_done(sent, 10.0) or not sent.result().accepted:
+            raise ConceptAgentError("the node did not accept the goal (busy with another?)")
+        done = sent.result().get_result_async()
+        if not wait_done(done, timeout):
+            sent.result().cancel_goal_async()
+            raise ConceptAgentError(f"'{instruction}' did not end within {timeout:.0f} s; canceled")
+        return done.result().result
+
+    def close(self) -> None:
+        self.action.destroy()
+
+
+def run_bench(bench: NodeBench, templates: list[int], episodes: int, seen: bool, timeout: float,
+              out: TextIO = sys.stdout) -> tuple[dict[int, tuple[int, int]], list[dict[str, object]]]:
+    """Success per template (0-based indices) over `episodes` seeded episodes each, through the action."""
+    results: dict[int, tuple[int, int]] = {}
+    rows: list[dict[str, object]] = []
+    for index in templates:
+        if index not in IMPLEMENTED:
+            continue
+        wins = 0
+        for seed in range(episodes):
+            task = make_task(index, seed, seen=seen)
+            began = time.perf_counter()
+            result = bench.episode(index + 1, seed, task.instruction, timeout)
+            if result.judge == Result.JUDGE_NONE:
+                raise ConceptAgentError(f"the node did not judge '{task.instruction}' (is its arm 'sim'?)")
+            passed = result.judge == Result.JUDGE_PASSED
+            wins += passed
+            why = result.judge_verdict if result.success else result.error_msg
+            rows.append({"template": index + 1, "seed": seed, "instruction": task.instruction,
+                         "success": int(passed), "executor_success": int(result.success),
+                         "replans": int(result.replans), "replan_hz": round(float(result.replan_hz), 1),
+                         "seconds": round(time.perf_counter() - began, 1), "verdict": why})
+            print(f"    [{seed + 1}/{episodes}] {'ok  ' if passed else 'FAIL'} {task.instruction}: {why}",
+                  file=out, flush=True)
+        results[index] = (wins, episodes)
+        print(f"{index + 1:>2}. {TEMPLATES[index]:<75} {wins}/{episodes}", file=out, flush=True)
+    return results, rows
+
+
+def node_command(namespace: str, llm: str) -> list[str]:
+    return [sys.executable, "-m", "conceptagent_ros.ros.voxposer_node", "--ros-args", "-r", f"__ns:=/{namespace}",
+            "-p", "arm:=sim", "-p", f"llm:={llm}", "-p", "maps.publish:=false"]
+
+
+def cmd_voxposer_bench(args: Any) -> int:
+    from domain_coordinator import domain_id
+
+    from conceptagent_ros.ros.cli import _ClientNode
+
+    templates = [t - 1 for t in args.template] if args.template else list(range(len(TEMPLATES)))
+    if any(not 0 <= t < len(TEMPLATES) for t in templates):
+        raise ConceptAgentError(f"--template must be 1..{len(TEMPLATES)}")
+    namespace = args.namespace.strip("/")
+    with domain_id() as reserved:
+        os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        command = node_command(namespace, args.llm)
+        print(f"Starting the voxposer node (ROS_DOMAIN_ID={reserved}): {' '.join(command[2:])}", flush=True)
+        node_process = subprocess.Popen(command, env=dict(os.environ))
+        client = _ClientNode("voxposer_bench", namespace)
+        try:
+            bench = NodeBench(client.node)
+            try:
+                results, rows = run_bench(bench, templates, args.seeds, not args.unseen, args.timeout)
+            finally:
+                bench.close()
+        finally:
+            client.close()
+            node_process.send_signal(signal.SIGINT)
+            try:
+                node_process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                node_process.kill()
+    wins = sum(w for w, _ in results.values())
+    total = sum(n for _, n in results.values())
+    print(f"Through the node's action: success {wins}/{total}", flush=True)
+    if args.out:
+        write_bench_files(Path(args.out), results, rows, args.llm, not args.unseen, name="voxposer_node",
+                          via="through the trajectory node's SynthesizeTrajectory action")
+        print(f"Results written to {Path(args.out) / 'voxposer_node.md'} and "
+              f"{Path(args.out) / 'voxposer_node_episodes.csv'}", flush=True)
+    return 0
