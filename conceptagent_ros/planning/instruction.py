@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conceptagent_ros.errors import InstructionError
@@ -35,6 +35,8 @@ VERBS: list[tuple[str, str, bool]] = [  # pattern, predicate, value
 ]
 PLACE_VERBS = (r"(?:put|place|move|bring|take|store|leave|throw|toss|drop|dump|set|return|carry|stash|stick|stow|"
                r"tuck|load|hide|shove|chuck|get)")
+COLOUR_WORDS = frozenset({"red", "blue", "green", "yellow", "white", "black", "grey", "gray", "brown", "pink",
+                          "purple", "orange", "beige", "silver", "gold", "violet", "cyan", "magenta"})
 RELATIONS = r"(?:in|into|inside|on|onto|on top of|to|at|in the inside of)"
 ARTICLES = r"(?:the|a|an|some|one|any|my|your)"
 
@@ -56,6 +58,8 @@ def clean_instruction(text: str) -> str:
 class _GoalBuilder:
     categories: set[str]
     object_ids: set[str]
+    object_types: Mapping[str, str] = field(default_factory=dict)  # object id -> category
+    attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # object id -> {"colour": "red"}
     variables: dict[str, str] = field(default_factory=dict)  # category -> variable
     literals: list[str] = field(default_factory=list)
     last_term: str | None = None
@@ -70,10 +74,35 @@ class _GoalBuilder:
             self.last_term = key
             return key
         category = self._category(phrase)
+        chosen = self._by_attributes(phrase, category)
+        if chosen is not None:
+            self.last_term = chosen
+            return chosen
         if category not in self.variables:
             self.variables[category] = f"?{category[:1]}{len(self.variables)}"
         self.last_term = self.variables[category]
         return self.last_term
+
+    def _by_attributes(self, phrase: str, category: str) -> str | None:
+        """The one object of `category` the phrase's adjectives pick ("the red book"), when they are
+        values of the scene's attributes; None when the phrase has no such adjective."""
+        values = {v for attrs in self.attributes.values() for v in attrs.values()}
+        if any("colour" in attrs or "color" in attrs for attrs in self.attributes.values()):
+            values |= COLOUR_WORDS  # a colour no object has is a request for one that is not here
+        text = f" {phrase} "
+        wanted = sorted((v for v in values if f" {v} " in text), key=lambda v: text.index(f" {v} "))
+        if not wanted:
+            return None
+        kind = [o for o, c in self.object_types.items() if c == category]
+        chosen = [o for o in kind if set(wanted) <= set(self.attributes.get(o, {}).values())]
+        if len(chosen) == 1:
+            return chosen[0]
+        described = ", ".join(f"{o} ({', '.join(self.attributes.get(o, {}).values()) or 'no attributes'})"
+                              for o in sorted(kind)) or "none"
+        if not chosen:
+            raise InstructionError(f"no {' '.join(wanted)} {category.replace('_', ' ')} here; "
+                                   f"the {category.replace('_', ' ')}s known: {described}")
+        raise InstructionError(f"'{phrase}' fits {len(chosen)} objects ({', '.join(sorted(chosen))}); say which")
 
     def _category(self, phrase: str) -> str:
         words = phrase.split()
@@ -101,11 +130,15 @@ class _GoalBuilder:
         return f"(exists ({decl}) {body})"
 
 
-def interpret_instruction(instruction: str, categories: Iterable[str], object_ids: Iterable[str] = ()) -> str:
-    """PDDL goal for an instruction, or InstructionError saying what was not understood."""
+def interpret_instruction(instruction: str, categories: Iterable[str], object_ids: Iterable[str] = (),
+                          attributes: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """PDDL goal for an instruction, or InstructionError saying what was not understood. With
+    `object_ids` a mapping (id -> category) and the objects' `attributes`, adjectives that are
+    attribute values pick one object ("the red book" -> book_1)."""
     text = clean_instruction(instruction).lower()
     text = re.sub(r"[^a-z0-9_ ,;]", " ", text)
-    builder = _GoalBuilder(set(categories), set(object_ids))
+    types = dict(object_ids) if isinstance(object_ids, Mapping) else {}
+    builder = _GoalBuilder(set(categories), set(object_ids), types, attributes or {})
     clauses = [c.strip() for c in re.split(r",|;|\band then\b|\bthen\b|\band\b", text) if c.strip()]
     for clause in clauses:
         clause = re.sub(r"^(?:please|robot|can you|could you|now|also)\s+", "", clause)

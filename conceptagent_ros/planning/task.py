@@ -54,6 +54,7 @@ class TaskMap:
     vocabulary: frozenset[str]
     known_types: Mapping[str, str] = field(default_factory=dict)  # object id -> category, for goal constants
     known_affordances: Mapping[str, frozenset[str]] = field(default_factory=dict)  # object id -> affordances
+    known_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # object id -> {"colour": "red"}
 
     def category_affordances(self) -> dict[str, frozenset[str]]:
         """What each category affords: the defaults, widened by what known objects of it afford."""
@@ -109,7 +110,8 @@ def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, ta
         text = goal_text
     else:
         try:
-            text = interpret_instruction(instruction, set(domain.types) | {ROOM_TYPE}, types)
+            text = interpret_instruction(instruction, set(domain.types) | {ROOM_TYPE}, types,
+                                         task_map.known_attributes)
         except InstructionError:
             if llm is None or llm.kind != "openai":
                 raise

@@ -42,6 +42,7 @@ class SceneObject:
     state: dict[str, bool] = field(default_factory=dict)
     parent: str | None = None  # the receptacle this object is in or on
     hidden: bool = False  # tucked away: seen only after the robot searches its receptacle
+    attributes: dict[str, str] = field(default_factory=dict)  # {"colour": "red"}: what tells it from its kind
 
     def has(self, affordance: str) -> bool:
         return affordance in self.affordances

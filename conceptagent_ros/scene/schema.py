@@ -61,6 +61,10 @@ class ObjectSpec(_Strict):
     affordances: list[str] | None = None
     state: dict[str, StrictBool] = Field(default_factory=dict)
     hidden: StrictBool = False
+    # what tells it apart from others of its category ("colour: red"): words an instruction may use
+    attributes: dict[Annotated[str, Field(min_length=1, max_length=40)],
+                     Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z -]*$")]] = Field(
+        default_factory=dict, max_length=16)
 
 
 class RobotSpec(_Strict):

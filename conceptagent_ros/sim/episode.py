@@ -65,7 +65,8 @@ def task_request(spec: EpisodeSpec) -> TaskRequest:
 def embedded_task_map(world: World) -> TaskMap:
     # Goal constants may name any object of the scene, seen or not (task files do: apple_1).
     return TaskMap(world.scene.rooms, frozenset(world.scene.categories()), dict(world.state().types),
-                   {oid: o.affordances for oid, o in world.scene.objects.items()})
+                   {oid: o.affordances for oid, o in world.scene.objects.items()},
+                   {oid: dict(o.attributes) for oid, o in world.scene.objects.items() if o.attributes})
 
 
 def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None,
