@@ -54,6 +54,7 @@ def scene_object_to_msg(obj: SceneObject, stamp: Time | None = None, confidence:
     msg.affordances = sorted(obj.affordances)
     msg.state = sorted(k for k, v in obj.state.items() if v)
     msg.hidden = obj.hidden
+    msg.attributes = [f"{k}={v}" for k, v in sorted(obj.attributes.items())]
     msg.confidence = float(confidence)
     msg.detections = 1
     if stamp is not None:
@@ -66,6 +67,7 @@ def scene_object_from_msg(msg: SceneObjectMsg) -> SceneObject:
         id=msg.id, category=msg.label, room=msg.room, position=pose_position(msg.pose),
         affordances=frozenset(msg.affordances), state={k: True for k in msg.state},
         parent=msg.parent or None, hidden=msg.hidden,
+        attributes=dict(a.split("=", 1) for a in msg.attributes if "=" in a),
     )
 
 
