@@ -319,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--planner", default="react",
                      help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; "
                           "options as NAME:key=value,... (see the README)")
-    run.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH (grounded-decoding)")
+    run.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH (grounded-decoding)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-steps", type=_positive_int, default=40)
     run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
@@ -330,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--suite", action="append", help="built-in suite: easy, moderate, hard (repeatable)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
-    bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE] | openai:MODEL | hf:PATH")
+    bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
     bench.add_argument("--seeds", type=_positive_int, default=1)
     bench.add_argument("--max-steps", type=_positive_int, default=40)
     bench.add_argument("--failure-rate", action="append", metavar="SKILL=P")
