@@ -319,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--planner", default="react",
                      help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; "
                           "options as NAME:key=value,... (see the README)")
-    run.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH (grounded-decoding)")
+    run.add_argument("--llm", default="offline",
+                     help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH (grounded-decoding)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-steps", type=_positive_int, default=40)
     run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")

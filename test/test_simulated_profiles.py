@@ -134,3 +134,10 @@ def test_profiles_file_documents_every_field_it_sets():
     text = (Path(__file__).resolve().parents[1] / "config" / "llm_profiles.yaml").read_text()
     for name, profile in load_profiles().items():
         assert f"  {name}:" in text and profile.name == name
+
+
+def test_a_study_report_names_the_profiles_it_used_and_only_those():
+    from conceptagent_ros.evaluation.study import profiles_used
+
+    lines = profiles_used(["simulated:realistic", "simulated:0.2", "simulated:hallucination=0.1", "offline"])
+    assert len(lines) == 1 and lines[0].startswith("Profile `simulated:realistic`") and "misconception=0.7" in lines[0]

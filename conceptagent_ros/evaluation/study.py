@@ -26,7 +26,7 @@ from conceptagent_ros.evaluation.bench import (
 from conceptagent_ros.evaluation.intervals import separated
 from conceptagent_ros.evaluation.journal import EpisodeJournal, write_atomic
 from conceptagent_ros.evaluation.tasks import load_suite
-from conceptagent_ros.llm.spec import parse_llm_spec, simulated_profile
+from conceptagent_ros.llm.spec import load_profiles, parse_llm_spec
 from conceptagent_ros.planning.planners import PlannerSpec
 
 METRIC_LABELS = {
@@ -127,12 +127,11 @@ def reading_text(reading: str) -> str:
 def profiles_used(llms: Sequence[str]) -> list[str]:
     """The parameters of each named simulated profile a section ran (the report says what it used)."""
     lines = []
+    profiles = load_profiles()
     for llm in llms:
         spec = parse_llm_spec(llm)
-        if spec.kind != "simulated":
-            continue
-        profile = simulated_profile(spec.model)
-        if profile.name == spec.model and not spec.model.replace(".", "").isdigit():
+        if spec.kind == "simulated" and spec.model in profiles:
+            profile = profiles[spec.model]
             lines.append(f"Profile `{llm}` (config/llm_profiles.yaml): model errors {profile.errors}; "
                          f"world {profile.world}.\n")
     return lines

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,8 +23,8 @@ from rclpy.parameter_client import AsyncParameterClient
 from conceptagent_ros.action import SynthesizeTrajectory
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.futures import wait_done
-from conceptagent_ros.sim.voxposer_tasks import IMPLEMENTED, TEMPLATES, make_task
-from conceptagent_ros.voxposer.session import write_bench_files
+from conceptagent_ros.sim.voxposer_tasks import TEMPLATES, TabletopTask
+from conceptagent_ros.voxposer.session import Judged, run_templates, write_bench_files
 
 Result = SynthesizeTrajectory.Result
 
@@ -64,30 +63,13 @@ class NodeBench:
 def run_bench(bench: NodeBench, templates: list[int], episodes: int, seen: bool, timeout: float,
               out: TextIO = sys.stdout) -> tuple[dict[int, tuple[int, int]], list[dict[str, object]]]:
     """Success per template (0-based indices) over `episodes` seeded episodes each, through the action."""
-    results: dict[int, tuple[int, int]] = {}
-    rows: list[dict[str, object]] = []
-    for index in templates:
-        if index not in IMPLEMENTED:
-            continue
-        wins = 0
-        for seed in range(episodes):
-            task = make_task(index, seed, seen=seen)
-            began = time.perf_counter()
-            result = bench.episode(index + 1, seed, task.instruction, timeout)
-            if result.judge == Result.JUDGE_NONE:
-                raise ConceptAgentError(f"the node did not judge '{task.instruction}' (is its arm 'sim'?)")
-            passed = result.judge == Result.JUDGE_PASSED
-            wins += passed
-            why = result.judge_verdict if result.success else result.error_msg
-            rows.append({"template": index + 1, "seed": seed, "instruction": task.instruction,
-                         "success": int(passed), "executor_success": int(result.success),
-                         "replans": int(result.replans), "replan_hz": round(float(result.replan_hz), 1),
-                         "seconds": round(time.perf_counter() - began, 1), "verdict": why})
-            print(f"    [{seed + 1}/{episodes}] {'ok  ' if passed else 'FAIL'} {task.instruction}: {why}",
-                  file=out, flush=True)
-        results[index] = (wins, episodes)
-        print(f"{index + 1:>2}. {TEMPLATES[index]:<75} {wins}/{episodes}", file=out, flush=True)
-    return results, rows
+    def run_one(index: int, seed: int, task: TabletopTask) -> Judged:
+        result = bench.episode(index + 1, seed, task.instruction, timeout)
+        if result.judge == Result.JUDGE_NONE:
+            raise ConceptAgentError(f"the node did not judge '{task.instruction}' (is its arm 'sim'?)")
+        return Judged(result.judge == Result.JUDGE_PASSED, result.success, int(result.replans),
+                      float(result.replan_hz), result.judge_verdict if result.success else result.error_msg)
+    return run_templates(templates, episodes, seen, run_one, out)
 
 
 def node_command(namespace: str, llm: str) -> list[str]:

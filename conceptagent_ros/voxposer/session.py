@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.llm.spec import parse_llm_spec
 from conceptagent_ros.sim.tabletop import Tabletop, TabletopScene
-from conceptagent_ros.sim.voxposer_tasks import IMPLEMENTED, TEMPLATES, make_task
+from conceptagent_ros.sim.voxposer_tasks import IMPLEMENTED, TEMPLATES, TabletopTask, make_task
 from conceptagent_ros.voxposer.api import WORKER_RUNNER
 from conceptagent_ros.voxposer.executor import RunReport, VoxPoser, VoxPoserOptions
 from conceptagent_ros.voxposer.lmps import ChatWriter, OfflineWriter, ProgramBook, ProgramCache, ProgramWriter, load_lmp_settings
@@ -62,37 +63,61 @@ def run_on_tabletop(instruction: str, scene: TabletopScene, writer: ProgramWrite
             box.close()
 
 
-def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out=sys.stdout,
+@dataclass(frozen=True)
+class Judged:
+    """One template episode as a bench records it, however it ran (in-process or through the node)."""
+
+    passed: bool  # the template's ground-truth judge
+    executor_success: bool
+    replans: int
+    replan_hz: float
+    why: str  # the judge's verdict, or the executor's message when it failed
+
+
+def run_templates(templates: Sequence[int], episodes: int, seen: bool, run_one: Callable[[int, int, TabletopTask], Judged],
+                  out: TextIO = sys.stdout) -> tuple[dict[int, tuple[int, int]], list[dict[str, object]]]:
+    """Success per template (0-based indices) over `episodes` seeded episodes each, each episode run by
+    `run_one(template index, seed, task)`; prints a line per episode and per template as it goes and
+    returns the counts and the rows."""
+    import time
+
+    results: dict[int, tuple[int, int]] = {}
+    rows: list[dict[str, object]] = []
+    for index in templates:
+        template = TEMPLATES[index]
+        if index not in IMPLEMENTED:
+            print(f"{index + 1:>2}. {template:<75} not modelled", file=out, flush=True)
+            continue
+        wins = 0
+        for seed in range(episodes):
+            task = make_task(index, seed, seen=seen)
+            began = time.perf_counter()
+            judged = run_one(index, seed, task)
+            wins += judged.passed
+            rows.append({"template": index + 1, "seed": seed, "instruction": task.instruction,
+                         "success": int(judged.passed), "executor_success": int(judged.executor_success),
+                         "replans": judged.replans, "replan_hz": round(judged.replan_hz, 1),
+                         "seconds": round(time.perf_counter() - began, 1), "verdict": judged.why})
+            print(f"    [{seed + 1}/{episodes}] {'ok  ' if judged.passed else 'FAIL'} {task.instruction}: {judged.why}",
+                  file=out, flush=True)
+        results[index] = (wins, episodes)
+        print(f"{index + 1:>2}. {template:<75} {wins}/{episodes}", file=out, flush=True)
+    return results, rows
+
+
+def bench_voxposer(episodes: int, llm: str = "offline", seen: bool = True, out: TextIO = sys.stdout,
                    templates: list[int] | None = None, out_dir: Path | None = None) -> dict[int, tuple[int, int]]:
     """Success per template (0-based indices; all by default) over `episodes` seeded episodes each;
     prints a table as it goes and, with `out_dir`, writes voxposer.md and voxposer_episodes.csv there."""
-    import time
-
     writer = make_writer(llm)
-    results: dict[int, tuple[int, int]] = {}
-    rows: list[dict[str, object]] = []
-    chosen = range(len(TEMPLATES)) if templates is None else templates
     with Sandbox(WORKER_RUNNER) as box:
-        for index in chosen:
-            template = TEMPLATES[index]
-            if index not in IMPLEMENTED:
-                print(f"{index + 1:>2}. {template:<75} not modelled", file=out, flush=True)
-                continue
-            wins = 0
-            for seed in range(episodes):
-                task = make_task(index, seed, seen=seen)
-                began = time.perf_counter()
-                episode = run_on_tabletop(task.instruction, task.scene, writer, judge=task.judge, sandbox=box)
-                wins += episode.judged
-                why = episode.verdict if episode.report.success else episode.report.message
-                rows.append({"template": index + 1, "seed": seed, "instruction": task.instruction,
-                             "success": int(episode.judged), "executor_success": int(episode.report.success),
-                             "replans": len(episode.report.replans), "replan_hz": round(episode.report.replan_hz, 1),
-                             "seconds": round(time.perf_counter() - began, 1), "verdict": why})
-                print(f"    [{seed + 1}/{episodes}] {'ok  ' if episode.judged else 'FAIL'} {task.instruction}: {why}",
-                      file=out, flush=True)
-            results[index] = (wins, episodes)
-            print(f"{index + 1:>2}. {template:<75} {wins}/{episodes}", file=out, flush=True)
+        def run_one(_index: int, _seed: int, task: TabletopTask) -> Judged:
+            episode = run_on_tabletop(task.instruction, task.scene, writer, judge=task.judge, sandbox=box)
+            report = episode.report
+            return Judged(episode.judged, report.success, len(report.replans), report.replan_hz,
+                          episode.verdict if report.success else report.message)
+        results, rows = run_templates(range(len(TEMPLATES)) if templates is None else templates, episodes, seen,
+                                      run_one, out)
     if out_dir is not None:
         write_bench_files(out_dir, results, rows, llm, seen)
     return results
