@@ -34,15 +34,15 @@ def _isolated_cache(tmp_path, monkeypatch):
 
 @pytest.fixture
 def ros_context():
-    """A fresh rclpy context on a DDS domain id reserved for this test (domain_coordinator)."""
+    """A fresh rclpy context on a DDS domain id reserved for this test and not used by the tests before it (ros/domains.py)."""
     from ros_helpers import require_ros
 
     require_ros()
     import rclpy
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
     from rclpy.context import Context
 
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         context = Context()
         rclpy.init(context=context, domain_id=reserved)
         try:

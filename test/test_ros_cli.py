@@ -15,9 +15,9 @@ require_ros()
 
 @pytest.fixture
 def ros_up():
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
 
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         graph = subprocess.Popen([sys.executable, "-m", "conceptagent_ros.cli", "ros", "up", "--scene", "studio_kitchen"],
                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -52,9 +52,9 @@ def test_send_and_say_against_a_running_graph(ros_up):
 
 
 def test_commands_without_a_graph_fail_cleanly():
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
 
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         said = cli(env, "say", "hello", "--wait", "0.5")
         assert said.returncode == 1 and "nothing subscribes" in said.stderr

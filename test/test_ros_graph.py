@@ -248,7 +248,7 @@ def test_verify_action_and_reset_services(graph):
 def test_params_file_configures_the_graph(tmp_path):
     """`conceptagent ros up --params FILE`: the shipped params file, with a scene swapped in."""
     import yaml
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
 
     from conceptagent_ros.paths import config_dir
 
@@ -257,7 +257,7 @@ def test_params_file_configures_the_graph(tmp_path):
     params["/conceptagent/planner"]["ros__parameters"]["max_steps"] = 33
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         g = bring_up(GraphOptions(params_file=str(path)), domain_id=reserved)
         try:
             assert g.nodes["robot"].world.scene.name == "apartment"

@@ -93,3 +93,39 @@ def test_no_graph_at_all_is_a_clear_error(ros_context):
     finally:
         link.destroy()
         owner.destroy_node()
+
+
+def test_a_server_the_graph_does_not_list_still_gets_the_goal(lagging_robot):
+    """Fast DDS's graph can briefly hide a server that is answering (its endpoint counts disagree under
+    load); the skill must still run rather than be reported as not running."""
+    link = RosRobot(lagging_robot, {"open": SkillEndpoint("open", "skills/open")}, RobotLinkConfig(server_wait=0.5))
+    try:
+        assert link.clients["open"].wait_for_server(timeout_sec=10.0)
+        link.clients["open"].wait_for_server = lambda timeout_sec=None: False  # the graph's glitch
+        outcome = link.execute(SkillCall("open", ("fridge_1",)))
+        assert outcome.success, outcome.message
+    finally:
+        link.destroy()
+
+
+def test_a_server_that_is_not_there_is_reported_not_running(ros_context):
+    owner = Node("alone", context=ros_context)
+    link = RosRobot(owner, {"open": SkillEndpoint("open", "skills/open")}, RobotLinkConfig(server_wait=0.3))
+    try:
+        outcome = link.execute(SkillCall("open", ("fridge_1",)))
+        assert not outcome.success and outcome.failure == "unavailable" and "is not running" in outcome.message
+    finally:
+        link.destroy()
+        owner.destroy_node()
+
+
+def test_consecutive_graphs_in_one_process_get_different_domains():
+    """A graph of the previous test may linger on its domain for a DDS lease (20 s): the next one must not
+    share it, or the lingering skill servers pass for live ones."""
+    from conceptagent_ros.ros.domains import reserved_domain
+
+    with reserved_domain() as first:
+        pass
+    with reserved_domain() as second:
+        pass
+    assert first != second

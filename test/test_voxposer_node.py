@@ -362,9 +362,9 @@ def test_voxposer_bench_command_drives_a_node_in_another_process(tmp_path):
     import subprocess
     import sys
 
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
 
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
                    CONCEPTAGENT_VOXPOSER_CACHE="off")
         run = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "ros", "voxposer-bench", "--template", "1",

@@ -133,9 +133,9 @@ def cmd_send(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The graph in a child process, the client here: a real DDS hop between two processes."""
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
 
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         command = [sys.executable, "-m", "conceptagent_ros.cli", "ros", "up", "--namespace", args.namespace,

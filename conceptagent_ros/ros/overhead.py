@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 import rclpy
-from domain_coordinator import domain_id
+from conceptagent_ros.ros.domains import reserved_domain
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -67,7 +67,7 @@ def run_overhead_benchmark(scene: str, instruction: str, runs: int, round_trips:
     print(f"Task: {instruction!r} on {scene}, offline planner, {runs} runs each way; the graph runs one process "
           "per node (robot stand-in, planner), the client in this one", flush=True)
     run_episode(EpisodeSpec(instruction, scene=scene))  # warm caches (PDDL domain, planner)
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         up = [sys.executable, "-m", "conceptagent_ros.cli", "ros", "up", "--scene", scene, "--nodes"]

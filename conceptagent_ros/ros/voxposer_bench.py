@@ -78,7 +78,7 @@ def node_command(namespace: str, llm: str) -> list[str]:
 
 
 def cmd_voxposer_bench(args: Any) -> int:
-    from domain_coordinator import domain_id
+    from conceptagent_ros.ros.domains import reserved_domain
 
     from conceptagent_ros.ros.cli import _ClientNode
 
@@ -86,7 +86,7 @@ def cmd_voxposer_bench(args: Any) -> int:
     if any(not 0 <= t < len(TEMPLATES) for t in templates):
         raise ConceptAgentError(f"--template must be 1..{len(TEMPLATES)}")
     namespace = args.namespace.strip("/")
-    with domain_id() as reserved:
+    with reserved_domain() as reserved:
         os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
         command = node_command(namespace, args.llm)
         print(f"Starting the voxposer node (ROS_DOMAIN_ID={reserved}): {' '.join(command[2:])}", flush=True)
