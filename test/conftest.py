@@ -39,8 +39,9 @@ def ros_context():
 
     require_ros()
     import rclpy
-    from conceptagent_ros.ros.domains import reserved_domain
     from rclpy.context import Context
+
+    from conceptagent_ros.ros.domains import reserved_domain
 
     with reserved_domain() as reserved:
         context = Context()

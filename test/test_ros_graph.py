@@ -248,9 +248,9 @@ def test_verify_action_and_reset_services(graph):
 def test_params_file_configures_the_graph(tmp_path):
     """`conceptagent ros up --params FILE`: the shipped params file, with a scene swapped in."""
     import yaml
-    from conceptagent_ros.ros.domains import reserved_domain
 
     from conceptagent_ros.paths import config_dir
+    from conceptagent_ros.ros.domains import reserved_domain
 
     params = yaml.safe_load((config_dir() / "ros" / "embedded.yaml").read_text())
     params["/conceptagent/robot"]["ros__parameters"].update(scene="apartment", skill_duration=0.0)

@@ -25,7 +25,6 @@ import time
 from dataclasses import dataclass
 
 import rclpy
-from conceptagent_ros.ros.domains import reserved_domain
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -34,6 +33,7 @@ from std_srvs.srv import Trigger
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SkillCall
 from conceptagent_ros.ros.bringup import init_context
+from conceptagent_ros.ros.domains import reserved_domain
 from conceptagent_ros.ros.task_client import send_task
 from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 from conceptagent_ros.srv import GetSceneGraph

@@ -78,9 +78,8 @@ def node_command(namespace: str, llm: str) -> list[str]:
 
 
 def cmd_voxposer_bench(args: Any) -> int:
-    from conceptagent_ros.ros.domains import reserved_domain
-
     from conceptagent_ros.ros.cli import _ClientNode
+    from conceptagent_ros.ros.domains import reserved_domain
 
     templates = [t - 1 for t in args.template] if args.template else list(range(len(TEMPLATES)))
     if any(not 0 <= t < len(TEMPLATES) for t in templates):
