@@ -38,12 +38,13 @@ setup(
     include_package_data=True,
     # config/ lives at the repository root for ROS (installed to share/); pip users get it through
     # the `conceptagent_ros/config` symlink, resolved by setuptools into the wheel.
-    package_data={"conceptagent_ros": ["config/*", "config/**/*"]},
+    package_data={"conceptagent_ros": ["config/*", "config/**/*", "evaluation/eai_virtualhome/data/**/*"]},
     install_requires=[
         "numpy>=1.24",
         "PyYAML>=6.0",
         "unified-planning>=1.2,<2",
         "up-fast-downward>=0.4",
+        "pddl>=0.4",  # reads the EAI VirtualHome problems leniently (evaluation/eai_virtualhome)
         "openai>=1.40",
         "scikit-learn>=1.3",  # TF-IDF retrieval of LLM-Planner's in-context examples
         "matplotlib>=3.7",  # benchmark plots

@@ -123,6 +123,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.out:
             print(f"Results written to {Path(args.out) / 'voxposer.md'} and {Path(args.out) / 'voxposer_episodes.csv'}")
         return EXIT_OK
+    if args.suite and "eai-virtualhome" in args.suite:
+        return _bench_eai(args)
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:
@@ -142,6 +144,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if out is not None:
         write_results(out, rows, summary, "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
         print(f"Results written to {out / 'results.json'} and {out / 'results.md'}")
+    return EXIT_OK
+
+
+def _bench_eai(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.eai_virtualhome.bench import EAIBenchConfig, report, run_eai_bench, write_eai_results
+
+    if len(args.suite) > 1 or args.tasks:
+        raise ConceptAgentError("--suite eai-virtualhome runs on its own (its tasks are worlds of their own)")
+    if args.planner and any(p.split(":")[0] != "react" for p in args.planner):
+        raise ConceptAgentError("--suite eai-virtualhome runs the grounded react loop; other planners are not "
+                                "wired to its worlds yet")
+    out = Path(args.out) if args.out else None
+    config = EAIBenchConfig(llm=args.llm, seeds=args.seeds, max_steps=args.max_steps, task_ids=args.task,
+                            data=args.eai_data, out=out)
+    rows = run_eai_bench(config)
+    command = "conceptagent " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    print(report(rows, command))
+    if out is not None:
+        write_eai_results(out, rows, command)
+        print(f"Report written to {out / 'README.md'}; episodes in {out / 'episodes.csv'} and {out / 'results.json'}")
     return EXIT_OK
 
 
@@ -328,7 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
-    bench.add_argument("--suite", action="append", help="built-in suite: easy, moderate, hard (repeatable)")
+    bench.add_argument("--suite", action="append",
+                       help="built-in suite: easy, moderate, hard (repeatable); voxposer; eai-virtualhome "
+                            "(Embodied Agent Interface's VirtualHome tasks)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
     bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
@@ -341,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "--no-resume discards them and starts over")
     bench.add_argument("--unseen", action="store_true",
                        help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
+    bench.add_argument("--task", action="append", metavar="ID", help="eai-virtualhome: run only this task (repeatable)")
+    bench.add_argument("--eai-data", metavar="DIR",
+                       help="eai-virtualhome: a benchmark folder of the same layout instead of the shipped 171 tasks")
     bench.add_argument("--template", action="append", type=int, metavar="N",
                        help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
     bench.set_defaults(func=cmd_bench)
