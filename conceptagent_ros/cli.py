@@ -134,7 +134,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ConceptAgentError("--seeds must be at least 1")
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
-                         failure_rates=_failure_rates(args.failure_rate), out=out)
+                         failure_rates=_failure_rates(args.failure_rate), out=out, translate=args.translate)
     journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
     if journal is not None and journal.done:
         print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)
@@ -365,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "--no-resume discards them and starts over")
     bench.add_argument("--unseen", action="store_true",
                        help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
+    bench.add_argument("--translate", action="store_true",
+                       help="goals from the instructions (as `run` without --goal), scored right or wrong against "
+                            "each task's goal beside success")
     bench.add_argument("--task", action="append", metavar="ID", help="eai-virtualhome: run only this task (repeatable)")
     bench.add_argument("--eai-data", metavar="DIR",
                        help="eai-virtualhome: a benchmark folder of the same layout instead of the shipped 171 tasks")

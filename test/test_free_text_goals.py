@@ -12,6 +12,10 @@ CASES = [
     ("bring the cup from the dining table to the sink", "studio_kitchen", "cup", "sink"),
     ("stash the apple in the fridge", "studio_kitchen", "apple", "fridge"),
     ("take the mug out of the cabinet and put it in the sink", "studio_kitchen", "mug", "sink"),
+    # "it" is what was picked up; "on the stove" says where the pan is, not where the potato goes
+    ("The agent should pick up the potato on the counter and place it in the pan on the stove.", "studio_kitchen",
+     "potato", "pan"),
+    ("pick up the bowl that is on the counter and put it in the sink", "studio_kitchen", "bowl", "sink"),
 ]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.goal_equivalence import translation_verdict
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key, write_atomic
 from conceptagent_ros.evaluation.tasks import Task
@@ -27,12 +28,15 @@ class BenchConfig:
     max_steps: int = 40
     failure_rates: dict[str, float] | None = None
     out: Path | None = None
+    # Goals translated from the instructions (the task's goal is only the judge's): scored as goal
+    # right or wrong beside success, so a misread instruction and a failed execution stay apart.
+    translate: bool = False
 
     def fingerprint(self, tasks: Sequence[Task]) -> dict[str, Any]:
         """What must match for a rerun to resume from an earlier run's episodes."""
         return {"planners": list(self.planners), "llm": self.llm, "seeds": self.seeds, "max_steps": self.max_steps,
                 "failure_rates": dict(sorted((self.failure_rates or {}).items())),
-                "tasks": [f"{t.suite}/{t.id}" for t in tasks]}
+                "tasks": [f"{t.suite}/{t.id}" for t in tasks], **({"translate": True} if self.translate else {})}
 
 
 KEY_FIELDS = ("section", "llm", "planner", "seed", "suite", "task_id")
@@ -62,7 +66,8 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                     resumed += 1
                     continue
                 spec = EpisodeSpec(
-                    instruction=task.instruction, scene=task.scene, goal=task.goal, planner=planner,
+                    instruction=task.instruction, scene=task.scene, goal=None if config.translate else task.goal,
+                    judge_goal=task.goal if config.translate else None, planner=planner,
                     llm=config.llm, seed=seed, max_steps=task.max_steps or config.max_steps,
                     failure_rates={**task.failures, **(config.failure_rates or {})}, task_id=task.id,
                     trace=(config.out / "traces" / f"{planner}-s{seed}-{task.id}.jsonl") if config.out else None,
@@ -70,9 +75,13 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                 try:
                     result = runner(spec)
                     row = {"suite": task.suite, **result.to_json()}
+                    if config.translate:
+                        row["goal_right"] = translation_verdict(task.scene, result.goal, task.goal).label
                 except ConceptAgentError as e:
-                    row = {"suite": task.suite, "task_id": task.id, "planner": planner, "seed": seed,
+                    row = {"suite": task.suite, "task_id": task.id, "planner": planner, "llm": config.llm, "seed": seed,
                            "success": False, "error": str(e)}
+                    if config.translate:  # refused before the first step: the instruction was not understood
+                        row["goal_right"] = "refused"
                 row.update(extra)
                 if journal is not None:
                     journal.record(key, row)
@@ -100,7 +109,7 @@ SUMMARY_COLUMNS = ("planner", "llm", "suite", "episodes", "successes", "success_
                    "goal_condition_recall", "mean_steps",
                    "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "llm_calls_per_action",
                    "prompt_tokens", "completion_tokens", "tokens", "planning_seconds", "planning_ms_per_decision",
-                   "errors")
+                   "errors", "goals_right", "goals_wrong", "goals_refused", "success_given_right_goal")
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -134,6 +143,13 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "planning_ms_per_decision": 1000 * seconds / decisions if decisions else 0.0,
             "errors": sum(1 for r in items if "error" in r),
         })
+        verdicts = [str(r["goal_right"]) for r in items if "goal_right" in r]
+        if verdicts:
+            right = [r for r in items if str(r.get("goal_right", "")).startswith("right")]
+            summary[-1].update({
+                "goals_right": len(right), "goals_wrong": verdicts.count("wrong"), "goals_refused": verdicts.count("refused"),
+                "success_given_right_goal": sum(bool(r.get("success")) for r in right) / len(right) if right else 0.0,
+            })
     return summary
 
 
@@ -151,12 +167,21 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
             f"| {s['llm_calls_per_action']:.1f} | {s['prompt_tokens']:.0f} | {s['completion_tokens']:.0f} "
             f"| {s['planning_ms_per_decision']:.1f} |"
         )
+    translated = [s for s in summary if "goals_right" in s]
+    if translated:
+        lines += ["", "Goals translated from the instructions, judged against each task's goal on its scene "
+                  "(same meaning, not same text):", "",
+                  "| planner | LLM | suite | episodes | goal right | goal wrong | refused | success | success when the goal was right |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {s['planner']} | {s['llm']} | {s['suite']} | {s['episodes']} | {s['goals_right']} | {s['goals_wrong']} "
+                  f"| {s['goals_refused']} | {s['success_rate']:.0%} | {s['success_given_right_goal']:.0%} |"
+                  for s in translated]
     return "\n".join(lines)
 
 
 EPISODE_COLUMNS = ("suite", "task_id", "planner", "llm", "seed", "success", "goal_progress", "steps", "executed",
                    "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "prompt_tokens",
-                   "completion_tokens", "planner_seconds", "stop_reason", "error")
+                   "completion_tokens", "planner_seconds", "stop_reason", "error", "goal", "goal_right")
 
 
 def episode_record(row: dict[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,8 @@ class _GoalBuilder:
     def term(self, phrase: str) -> str:
         phrase = re.sub(rf"^{ARTICLES}\s+", "", phrase.strip()).strip()
         phrase = re.sub(r"\b(?:with water|away|please|now|too|again|up)\b", "", phrase).strip()
+        phrase = re.sub(r"\s+(?:that|which)\s+(?:is|are|was|were|sits|lies)\b.*$", "", phrase).strip()  # "the bowl that is on ..."
+        phrase = re.sub(r"\s+(?:on|in|inside|at|near|by|next to|beside)\s+.*$", "", phrase).strip()  # "the pan on the stove"
         if phrase in ("it", "them", "that", "this") and self.last_term:
             return self.last_term
         key = phrase.replace(" ", "_")
@@ -150,8 +152,13 @@ def interpret_instruction(instruction: str, categories: Iterable[str], object_id
             continue
         literal = _clause_literal(clause, builder)
         if literal is None:
-            if re.match(r"^(?:find|pick up|grab|get|look for|locate)\b", clause):
-                continue  # the finding is implied by what follows
+            found = re.match(r"^(?:find|pick up|grab|get|look for|locate)\s+(.+)$", clause)
+            if found:  # the finding is implied by what follows, where "it" means this object
+                try:
+                    builder.term(re.sub(rf"\s+{RELATIONS}\s+.*$", "", found.group(1)))
+                except InstructionError:
+                    pass  # a thing to find that names no known kind: what follows may still be clear
+                continue
             raise InstructionError(f"I do not understand '{clause}'. Try e.g. 'put the apple in the fridge', "
                                    "'slice the bread', 'turn on the lamp', or pass a PDDL goal with --goal")
         builder.literals.append(literal)

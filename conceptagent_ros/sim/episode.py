@@ -11,6 +11,7 @@ from typing import Any
 
 from conceptagent_ros.llm.spec import world_realism
 from conceptagent_ros.planning.agent import EpisodeStats, StepReport
+from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
@@ -30,6 +31,9 @@ class EpisodeSpec:
     trace: str | Path | None = None
     task_id: str = ""
     preconditions: Mapping[str, str] | None = None  # override the hand-written ones (e.g. generated)
+    # Success judged on this goal instead of the one the agent pursued: the task's own goal, when
+    # the agent's was translated from the instruction (bench --translate).
+    judge_goal: str | None = None
 
 
 @dataclass
@@ -50,6 +54,7 @@ class EpisodeResult:
     completion_tokens: int
     planner_seconds: float  # wall time of the episode minus the LLM's own time
     planner_counters: dict[str, float] = field(default_factory=dict)  # planner-specific figures
+    judged_on: str = ""  # the goal success was judged on, where it is not `goal`
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -79,11 +84,13 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     outcome = run_task(task, world, world.robot, on_step, cancel, spec.trace)
     wall = time.perf_counter() - start
     truth = world.state()
-    goal = outcome.goal
+    judged = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) if spec.judge_goal \
+        else outcome.goal
     return EpisodeResult(
         task_id=spec.task_id, scene=scene.name, planner=str(task.planner), llm=str(task.llm), seed=spec.seed,
-        instruction=task.instruction, goal=goal.text, success=goal.holds(truth), goal_progress=goal.progress(truth),
-        unmet=goal.unmet(truth), stats=outcome.stats, llm_calls=outcome.llm_calls,
-        prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+        instruction=task.instruction, goal=outcome.goal.text, success=judged.holds(truth),
+        goal_progress=judged.progress(truth), unmet=judged.unmet(truth), stats=outcome.stats,
+        llm_calls=outcome.llm_calls, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
         planner_seconds=max(0.0, wall - outcome.llm_seconds), planner_counters=outcome.planner_counters,
+        judged_on=judged.text if spec.judge_goal else "",
     )
