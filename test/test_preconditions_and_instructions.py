@@ -89,3 +89,14 @@ def test_instruction_goals(text, goal):
 def test_bad_instructions(text, message):
     with pytest.raises(InstructionError, match=message):
         interpret_instruction(text, CATEGORIES)
+
+
+def test_goals_that_may_hold_are_not_refused_as_contradictions():
+    """Two variables of one kind may name the same object; a thing held and put back is no conflict."""
+    from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+
+    for goal in ("(exists (?a - apple ?b - apple) (and (holding ?a) (holding ?b)))",
+                 "(exists (?a - apple ?x - fridge ?y - fridge) (and (in ?a ?x) (in ?a ?y)))",
+                 "(and (in apple_1 fridge_1) (not (open fridge_1)))"):
+        result = run_episode(EpisodeSpec("x", goal=goal, max_steps=40))
+        assert result.success, (goal, result.stats.stop_reason)

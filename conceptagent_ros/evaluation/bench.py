@@ -171,7 +171,8 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     if translated:
         lines += ["", "Goals translated from the instructions, judged against each task's goal on its scene "
                   "(same meaning, not same text):", "",
-                  "| planner | LLM | suite | episodes | goal right | goal wrong | refused | success | success when the goal was right |",
+                  "| planner | LLM | suite | episodes | goal right | goal wrong | refused | success "
+                  "| success when the goal was right |",
                   "|---|---|---|---|---|---|---|---|---|"]
         lines += [f"| {s['planner']} | {s['llm']} | {s['suite']} | {s['episodes']} | {s['goals_right']} | {s['goals_wrong']} "
                   f"| {s['goals_refused']} | {s['success_rate']:.0%} | {s['success_given_right_goal']:.0%} |"

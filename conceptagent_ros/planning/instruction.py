@@ -67,8 +67,9 @@ class _GoalBuilder:
     def term(self, phrase: str) -> str:
         phrase = re.sub(rf"^{ARTICLES}\s+", "", phrase.strip()).strip()
         phrase = re.sub(r"\b(?:with water|away|please|now|too|again|up)\b", "", phrase).strip()
-        phrase = re.sub(r"\s+(?:that|which)\s+(?:is|are|was|were|sits|lies)\b.*$", "", phrase).strip()  # "the bowl that is on ..."
-        phrase = re.sub(r"\s+(?:on|in|inside|at|near|by|next to|beside)\s+.*$", "", phrase).strip()  # "the pan on the stove"
+        # "the bowl that is on the counter", "the pan on the stove": where a thing is, not what it is
+        phrase = re.sub(r"\s+(?:that|which)\s+(?:is|are|was|were|sits|lies)\b.*$", "", phrase).strip()
+        phrase = re.sub(r"\s+(?:on|in|inside|at|near|by|next to|beside)\s+.*$", "", phrase).strip()
         if phrase in ("it", "them", "that", "this") and self.last_term:
             return self.last_term
         key = phrase.replace(" ", "_")

@@ -27,6 +27,14 @@ class PredicateSpec:
     false_text: str
     static: bool = False
     requires: tuple[str | None, ...] = ()  # the affordance each argument needs for the atom ever to hold
+    # At most one atom of the predicate holds at a time for the same first argument (`in`: a thing is
+    # in one place), or at all (`holding`: one gripper); `excludes`: predicates that cannot hold beside it.
+    # the affordance each argument needs for a skill to make the atom true (`in`: only what can be picked
+    # up is ever put anywhere); a goal wanting it otherwise is refused, even where it may hold already
+    made_only_if: tuple[str | None, ...] = ()
+    functional: bool = False
+    at_most_one: bool = False
+    excludes: tuple[str, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -48,7 +56,9 @@ def load_predicates() -> tuple[PredicateSpec, ...]:
             PredicateSpec(
                 name=p["name"], params=tuple(p["params"]), description=p["description"],
                 true_text=p["when_true"], false_text=p["when_false"], static=bool(p.get("static", False)),
-                requires=tuple(p.get("requires") or ()),
+                requires=tuple(p.get("requires") or ()), made_only_if=tuple(p.get("made_only_if") or ()),
+                functional=bool(p.get("functional", False)),
+                at_most_one=bool(p.get("at_most_one", False)), excludes=tuple(p.get("excludes") or ()),
             )
             for p in raw
         )
