@@ -80,6 +80,13 @@ def test_bad_actions_are_refused_with_the_reason(root, text, expected):
     assert not outcome.success and expected in outcome.message
 
 
+@pytest.mark.parametrize("text", ["walk_towards character pot", "walk_towards(character, pot)",
+                                  "(walk_towards character pot)", "Action: walk_towards character pot.",
+                                  "`walk_towards character pot`"])
+def test_replies_in_the_usual_shapes_parse_to_one_action(text):
+    assert ActionCall.parse(text) == ActionCall("walk_towards", ("character", "pot"))
+
+
 def test_action_goals_are_an_ordered_subsequence_with_alternatives():
     goals = (("TYPE",), ("SWITCHOFF",))
     assert action_goals_met(goals, ["walk_towards", "type", "grab", "switch_off"]) == 2
@@ -124,7 +131,7 @@ def test_the_simulated_model_makes_seeded_errors_that_the_world_refuses(root):
 
 def test_a_chat_model_on_a_local_server_gets_refusals_back_and_finishes(root, chat_server):
     server = chat_server(["grab character bed", "walk_towards character bed", "lie character bed",
-                          "I would like to sleep now", "sleep character bed", "done"])
+                          "I would like to sleep now", "sleep character bed", "Action: done."])
     model = OpenAIChatModel("test-model", base_url=server.base_url, api_key="k", backoff=0.01)
     row = run_task(task(root, "1027_2"), root, "openai:test-model", 0, 10, [], proposer=ChatProposer(model))
     assert row["success"], row

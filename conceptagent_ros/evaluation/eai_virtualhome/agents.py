@@ -302,9 +302,8 @@ class ChatProposer:
         self.usage.model_seconds += reply.seconds
         text = reply.text.strip().strip("`").strip()
         first = text.splitlines()[0].strip().strip("`") if text else ""
-        if first.lower().rstrip(".") == "done":
-            return Decision(None, raw=reply.text)
         try:
-            return Decision(ActionCall.parse(first), raw=reply.text)
+            call = ActionCall.parse(first)
         except ValueError:
             return Decision(None, raw=reply.text, error="the reply names no action")
+        return Decision(None if call.action == "done" else call, raw=reply.text)

@@ -10,6 +10,7 @@ could read such a fact, since every action's character parameter is the characte
 """
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,8 +42,9 @@ class ActionCall:
 
     @classmethod
     def parse(cls, text: str) -> ActionCall:
-        """`grab character pot`, `grab(character, pot)` or `(grab character pot)`."""
-        words = text.replace("(", " ").replace(")", " ").replace(",", " ").split()
+        """`grab character pot`, `grab(character, pot)`, `(grab character pot)` or `Action: grab ...`."""
+        text = re.sub(r"^\s*(?:next\s+)?action\s*:\s*", "", text, flags=re.IGNORECASE)
+        words = re.findall(r"[A-Za-z0-9_]+", text)
         if not words:
             raise ValueError("an empty action")
         return cls(words[0].lower(), tuple(w.lower() for w in words[1:]))
