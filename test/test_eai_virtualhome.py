@@ -107,7 +107,7 @@ def test_an_unreachable_goal_is_reported_with_its_reason(root):
     """Pet cat: the domain's touch needs a readable object, and a cat is not one."""
     row = run_task(task(root, "137_2"), root, "offline", 0, 40, [])
     assert not row["success"] and row["steps"] == 0
-    assert "not reachable" in row["why"] and "TOUCH" in row["why"]
+    assert "not reachable" in row["why"] and "TOUCH" in row["why"] and "nothing here is readable" in row["why"]
 
 
 def test_a_task_without_goal_is_not_scored(root):

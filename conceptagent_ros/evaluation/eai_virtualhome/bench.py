@@ -121,31 +121,98 @@ def unreachable_parts(task: EAITask, world: EAIWorld) -> list[str]:
     for goal in task.node_goals:
         fact = node_fact(task, goal)
         if fast_downward_plan(world, facts=[fact], action_goals=()).plan is None:
-            parts.append(f"{goal.state} {goal.class_name} ({_fact_text(fact)}{_adders(world, fact[0])})")
+            parts.append(f"{goal.state} {goal.class_name} ({_fact_text(fact)}{_adders(world, fact)})")
     for edge in task.edge_goals:
         maybe = edge_fact(task, edge)
         if maybe is None:
             parts.append(f"edge {edge.relation} has no predicate in the domain")
         elif fast_downward_plan(world, facts=[maybe], action_goals=()).plan is None:
-            parts.append(f"{_fact_text(maybe)}{_adders(world, maybe[0])}")
+            parts.append(f"{_fact_text(maybe)}{_adders(world, maybe)}")
     for alternatives in task.action_goals:
         if fast_downward_plan(world, facts=[], action_goals=[alternatives]).plan is None:
             names = [a for a in world.actions if script_name(a) in alternatives]
             why = (f"no reachable state satisfies the preconditions of {' or '.join(names)} for any object"
                    if names else "the domain has no such action")
+            missing = [_missing_kind(world, name) for name in names]
+            if names and all(missing):
+                why += " (" + "; ".join(m for m in missing if m) + ")"
             parts.append(f"action {'|'.join(alternatives)}: {why}")
     return parts
+
+
+def _missing_kind(world: EAIWorld, action_name: str) -> str:
+    """A property every way of doing the action needs of its object, that no object here has and no
+    action gives: "touch needs a readable object"."""
+    action = world.problem.action(action_name)
+    made = {e.fluent.fluent().name for a in world.problem.actions for e in a.effects if e.value.is_true()}  # type: ignore[attr-defined]
+    for parameter in action.parameters:
+        if parameter.type.name == "character":
+            continue
+        needed: set[str] = set()
+        for condition in action.preconditions:  # type: ignore[attr-defined]
+            needed |= _needed_of(condition, parameter.name)
+        for predicate in sorted(needed - made):
+            if not any(world.holds(predicate, (o,)) for o in world.objects):
+                return f"{action_name} needs a {predicate} {parameter.name}, and nothing here is {predicate}"
+    return ""
+
+
+def _needed_of(node: Any, parameter: str) -> set[str]:
+    """Unary predicates the formula needs of a parameter on every way of satisfying it."""
+    if node.is_fluent_exp():
+        args = node.args
+        return {node.fluent().name} if len(args) == 1 and args[0].is_parameter_exp() \
+            and args[0].parameter().name == parameter else set()
+    if node.is_and():
+        return set().union(*(_needed_of(a, parameter) for a in node.args))
+    if node.is_or():
+        branches = [_needed_of(a, parameter) for a in node.args]
+        return set.intersection(*branches) if branches else set()
+    return set()
 
 
 def _fact_text(fact: tuple[str, tuple[str, ...]]) -> str:
     return "(" + " ".join([fact[0], *fact[1]]) + ")"
 
 
-def _adders(world: EAIWorld, predicate: str) -> str:
-    """Which actions can make a predicate true, said where none can."""
-    adders = [a.name for a in world.problem.actions
-              if any(e.fluent.fluent().name == predicate and e.value.is_true() for e in a.effects)]  # type: ignore[attr-defined]
-    return "" if adders else f"; no action makes {predicate} true"
+def _adders(world: EAIWorld, fact: tuple[str, tuple[str, ...]]) -> str:
+    """What stands in the way of the actions that would make a fact true: their preconditions over the
+    fact's objects that are false at the start and that no plan reaches on its own."""
+    predicate, args = fact
+    hints = []
+    for action in world.problem.actions:
+        for effect in action.effects:  # type: ignore[attr-defined]
+            if effect.fluent.fluent().name != predicate or not effect.value.is_true():
+                continue
+            if not all(a.is_parameter_exp() for a in effect.fluent.args):
+                continue
+            binding = {a.parameter().name: value for a, value in zip(effect.fluent.args, args)}
+            binding.update({p.name: "character" for p in action.parameters if p.type.name == "character"})
+            blocked = [(name, atom_args) for name, atom_args in _false_preconditions(world, action, binding)
+                       if name.startswith("not ") or fast_downward_plan(world, facts=[(name, atom_args)],
+                                                                       action_goals=()).plan is None]
+            texts = [f"{name}({', '.join(atom_args)})" for name, atom_args in blocked]
+            hints.append(f"{action.name} needs {', '.join(texts)}, which no plan reaches" if texts else action.name)
+    if not hints:
+        return f"; no action makes {predicate} true"
+    return "; made true by " + "; ".join(dict.fromkeys(hints))
+
+
+def _false_preconditions(world: EAIWorld, action: Any, binding: dict[str, str]) -> list[tuple[str, tuple[str, ...]]]:
+    """The action's top-level atomic preconditions over bound parameters that do not hold at the start
+    (a negated one as "not NAME")."""
+    false = []
+    for condition in action.preconditions:
+        for atom in condition.args if condition.is_and() else [condition]:
+            negated = atom.is_not()
+            inner = atom.arg(0) if negated else atom
+            if not inner.is_fluent_exp() or not all(a.is_parameter_exp() and a.parameter().name in binding
+                                                    for a in inner.args):
+                continue
+            ground = tuple(binding[a.parameter().name] for a in inner.args)
+            if world.holds(inner.fluent().name, ground) == negated:
+                false.append((("not " if negated else "") + inner.fluent().name, ground))
+    return false
 
 
 def foreign_objects(tasks: Sequence[EAITask]) -> dict[str, list[str]]:
