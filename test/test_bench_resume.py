@@ -99,3 +99,19 @@ def test_journal_from_another_version_is_refused(tmp_path):
     (tmp_path / "episodes.jsonl").write_text("not json\n")
     with pytest.raises(JournalError, match="not a results journal"):
         EpisodeJournal(tmp_path, {"a": 1})
+
+
+def test_a_reworded_study_reading_resumes_and_a_changed_section_does_not(tmp_path):
+    from conceptagent_ros.evaluation.study import load_study, study_fingerprint
+
+    base = ("title: T\nsections:\n  - {id: s, title: S, about: A, planners: [react], llms: [offline], suites: [easy], "
+            "seeds: 1, metrics: [success_rate]}\nreading: |\n  first words\n")
+    path = tmp_path / "study.yaml"
+
+    def fingerprint(text: str) -> dict:
+        path.write_text(text)
+        return study_fingerprint(path, load_study(path)[1])
+
+    before = fingerprint(base)
+    assert fingerprint(base.replace("first words", "better words").replace("title: T", "title: U")) == before
+    assert fingerprint(base.replace("seeds: 1", "seeds: 2")) != before

@@ -4,6 +4,7 @@ CSV of every episode. config/studies/planners.yaml made docs/benchmarks/."""
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import sys
 import time
@@ -65,14 +66,22 @@ def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
     return str(data.get("title", path.stem)), sections, dict(data.get("overhead") or {}), str(data.get("reading", ""))
 
 
+def study_fingerprint(path: Path, sections: Sequence[Any]) -> dict[str, Any]:
+    """What produced a study's episodes: its sections and overhead settings. The title and the reading
+    are words about the results, so rewording them resumes from the journal instead of starting over."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    relevant = {k: v for k, v in data.items() if k not in ("title", "reading")}
+    digest = hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
+    return {"study": digest, "sections": [s.id for s in sections]}
+
+
 def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
               sections_only: Sequence[str] = (), resume: bool = True) -> Path:
     stream = stream or sys.stderr  # resolved per call: tests and tools swap sys.stderr
     title, sections, overhead_cfg, reading = load_study(path)
     if sections_only:
         sections = [s for s in sections if s.id in sections_only]
-    fingerprint = {"study": hashlib.sha256(path.read_bytes()).hexdigest(), "sections": [s.id for s in sections]}
-    journal = EpisodeJournal(out, fingerprint, resume=resume)
+    journal = EpisodeJournal(out, study_fingerprint(path, sections), resume=resume)
     if journal.done:
         stream.write(f"Resuming: {len(journal.done)} episodes already in {journal.path}\n")
     started = time.perf_counter()
