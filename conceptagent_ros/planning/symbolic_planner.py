@@ -84,6 +84,30 @@ def planning_domain_text(domain: PDDLDomain) -> str:
     return "\n".join(lines)
 
 
+def run_fast_downward(domain_text: str, problem_text: str, timeout: float, search: str = SEARCH,
+                      env: dict[str, str] | None = None) -> tuple[str, list[str] | None]:
+    """Fast Downward's driver in a folder of its own (it writes its intermediate file to the working
+    directory, so two runs sharing one would read each other's): ("solved", the plan's lines), or
+    (timeout | unsolvable | error: ..., None)."""
+    with tempfile.TemporaryDirectory(prefix="conceptagent-fd-") as tmp:
+        folder = Path(tmp)
+        (folder / "domain.pddl").write_text(domain_text)
+        (folder / "problem.pddl").write_text(problem_text)
+        command = [sys.executable, str(fast_downward_driver()), "--plan-file", "plan",
+                   "domain.pddl", "problem.pddl", "--search", search]
+        try:
+            run = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return "timeout", None
+        plan_file = folder / "plan"
+        if run.returncode in (10, 11, 12):  # translator/search proved it unsolvable
+            return "unsolvable", None
+        if not plan_file.is_file():
+            tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+            return f"error: Fast Downward exited {run.returncode}: {' | '.join(tail)}", None
+        return "solved", [line for line in plan_file.read_text().splitlines() if line.startswith("(")]
+
+
 class SymbolicPlanner:
     def __init__(self, domain: PDDLDomain, timeout: float = 30.0, search: str = SEARCH):
         self.domain = domain
@@ -120,24 +144,11 @@ class SymbolicPlanner:
         start = time.perf_counter()
         self.calls += 1
         keep = set(keep) | {robot_at}
-        with tempfile.TemporaryDirectory(prefix="conceptagent-fd-") as tmp:
-            folder = Path(tmp)
-            (folder / "domain.pddl").write_text(self.domain_text)
-            (folder / "problem.pddl").write_text(self.problem_text(state, goal, robot_at, keep))
-            command = [sys.executable, str(fast_downward_driver()), "--plan-file", "plan",
-                       "domain.pddl", "problem.pddl", "--search", self.search]
-            try:
-                run = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                return self._done(None, "timeout", start)
-            plan_file = folder / "plan"
-            if run.returncode in (10, 11, 12):  # translator/search proved it unsolvable
-                return self._done(None, "unsolvable", start)
-            if not plan_file.is_file():
-                tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
-                return self._done(None, f"error: Fast Downward exited {run.returncode}: {' | '.join(tail)}", start)
-            calls = [self._to_call(line) for line in plan_file.read_text().splitlines() if line.startswith("(")]
-        return self._done(calls, "solved", start)
+        status, lines = run_fast_downward(self.domain_text, self.problem_text(state, goal, robot_at, keep),
+                                          self.timeout, self.search)
+        if lines is None:
+            return self._done(None, status, start)
+        return self._done([self._to_call(line) for line in lines], "solved", start)
 
     def _to_call(self, line: str) -> SkillCall:
         name, *args = line.strip("() \n").split()

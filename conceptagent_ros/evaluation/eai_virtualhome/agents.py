@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 
 import unified_planning.model as up_model
@@ -35,7 +31,8 @@ from conceptagent_ros.evaluation.eai_virtualhome.judge import action_goals_met, 
 from conceptagent_ros.evaluation.eai_virtualhome.world import ActionCall, ActionOutcome, EAIWorld
 from conceptagent_ros.llm.base import ChatMessage, ChatModel
 from conceptagent_ros.llm.spec import ErrorRates
-from conceptagent_ros.planning.symbolic_planner import SEARCH, fast_downward_driver
+from conceptagent_ros.planning.proposal import TokenUsage
+from conceptagent_ros.planning.symbolic_planner import run_fast_downward
 
 Fact = tuple[str, tuple[str, ...]]  # ("on", ("computer",))
 
@@ -54,11 +51,9 @@ class Decision:
 
 
 @dataclass
-class Usage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_seconds: float = 0.0
+class Usage(TokenUsage):
+    """The model's calls and tokens (TokenUsage), and the symbolic planner's own work."""
+
     plans: int = 0
     plan_seconds: float = 0.0
 
@@ -129,8 +124,6 @@ def planning_problem(world: EAIWorld, facts: Sequence[Fact] | None = None,
 
 def fast_downward_plan(world: EAIWorld, timeout: float = 60.0, facts: Sequence[Fact] | None = None,
                        action_goals: Sequence[tuple[str, ...]] | None = None) -> PlanResult:
-    """Fast Downward's driver in a folder of its own: it writes its intermediate file to the working
-    directory, so two runs sharing one (two benches side by side) would read each other's."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # `open` is a predicate and an action: allowed in this environment
         try:
@@ -139,25 +132,11 @@ def fast_downward_plan(world: EAIWorld, timeout: float = 60.0, facts: Sequence[F
             domain_text, problem_text = writer.get_domain(), writer.get_problem()
         except Exception as e:  # noqa: BLE001 - a fact over a predicate or object this task lacks
             return PlanResult(None, f"error: {e}")
-    with tempfile.TemporaryDirectory(prefix="conceptagent-eai-fd-") as tmp:
-        folder = Path(tmp)
-        (folder / "domain.pddl").write_text(domain_text)
-        (folder / "problem.pddl").write_text(problem_text)
-        command = [sys.executable, str(fast_downward_driver()), "--plan-file", "plan", "domain.pddl", "problem.pddl",
-                   "--search", SEARCH]
-        # A fixed hash seed: the translator's set order, and so the plan, is the same on every run.
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        try:
-            run = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            return PlanResult(None, "timeout")
-        if run.returncode in (10, 11, 12):  # the translator or the search proved it unsolvable
-            return PlanResult(None, "unsolvable")
-        plan_file = folder / "plan"
-        if not plan_file.is_file():
-            tail = (run.stderr or run.stdout).strip().splitlines()[-2:]
-            return PlanResult(None, f"error: Fast Downward exited {run.returncode}: {' | '.join(tail)}")
-        lines = [line.strip("() \n").split() for line in plan_file.read_text().splitlines() if line.startswith("(")]
+    # A fixed hash seed: the translator's set order, and so the plan, is the same on every run.
+    status, plan_lines = run_fast_downward(domain_text, problem_text, timeout, env={**os.environ, "PYTHONHASHSEED": "0"})
+    if plan_lines is None:
+        return PlanResult(None, status)
+    lines = [line.strip("() \n").split() for line in plan_lines]
     calls = [ActionCall(writer.get_item_named(name).name, tuple(writer.get_item_named(a).name for a in args))
              for name, *args in lines]
     return PlanResult(calls, "solved")
@@ -296,10 +275,7 @@ class ChatProposer:
 
     def propose(self, world: EAIWorld, history: Sequence[Turn]) -> Decision:
         reply = self.model.complete(self.prompt(world, history), max_tokens=self.max_tokens)
-        self.usage.calls += 1
-        self.usage.prompt_tokens += reply.prompt_tokens
-        self.usage.completion_tokens += reply.completion_tokens
-        self.usage.model_seconds += reply.seconds
+        self.usage.add(reply.prompt_tokens, reply.completion_tokens, reply.seconds)
         text = reply.text.strip().strip("`").strip()
         first = text.splitlines()[0].strip().strip("`") if text else ""
         try:

@@ -91,7 +91,7 @@ def run_task(task: EAITask, root: Path, llm: str, seed: int, max_steps: int, for
         "steps": len(history), "executed": len(world.executed), "refused": refused, "malformed": malformed,
         "stop_reason": stop, "llm_calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
-        "planner_seconds": max(0.0, elapsed - usage.model_seconds),
+        "planner_seconds": max(0.0, elapsed - usage.seconds),
         "dropped_facts": len(world.dropped_facts), "actions": [str(t.call) for t in history],
         "errors_made": dict(getattr(proposer, "errors", {})),
     })
