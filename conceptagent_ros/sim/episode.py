@@ -15,7 +15,7 @@ from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
-from conceptagent_ros.skills.contract import load_skill_library
+from conceptagent_ros.skills.contract import RobotInterface, load_skill_library
 
 
 @dataclass
@@ -34,6 +34,9 @@ class EpisodeSpec:
     # Success judged on this goal instead of the one the agent pursued: the task's own goal, when
     # the agent's was translated from the instruction (bench --translate).
     judge_goal: str | None = None
+    # "truth": the agent reads what the world shows; "camera": it sees through synthetic RGB-D frames
+    # fused into a 3D object map (sim/perceiving_robot.py)
+    perception: str = "truth"
 
 
 @dataclass
@@ -80,8 +83,15 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     skills = load_skill_library()
     world = World(scene, seed=spec.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec.llm))
     task = prepare_task(task_request(spec), embedded_task_map(world), skills)
+    robot: RobotInterface = world
+    if spec.perception == "camera":
+        from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
+
+        robot = PerceivingRobot(world, seed=spec.seed)
+    elif spec.perception != "truth":
+        raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
     start = time.perf_counter()
-    outcome = run_task(task, world, world.robot, on_step, cancel, spec.trace)
+    outcome = run_task(task, robot, world.robot, on_step, cancel, spec.trace)
     wall = time.perf_counter() - start
     truth = world.state()
     judged = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) if spec.judge_goal \

@@ -1,0 +1,80 @@
+"""Spatial relations between fused objects, read from their boxes: on, in, near.
+
+The planner's `in` predicate covers both "on" a surface and "inside" a container, so the symbolic
+state takes its parent from whichever holds (scene/perceived.py)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from conceptagent_ros.perception.geometry import OrientedBox
+
+
+@dataclass(frozen=True)
+class RelationConfig:
+    contact: float = 0.06  # metres between a thing's bottom and a surface's top for "on"
+    footprint_margin: float = 0.05  # metres a thing's centre may stick out over a surface's edge
+    near: float = 0.5  # metres between box surfaces (planar) for "near"
+    container_ratio: float = 4.0  # a thing is "in" another only if that one is this many times bigger
+
+
+@dataclass(frozen=True)
+class SpatialRelation:
+    subject: str
+    relation: str  # "on" | "in" | "near"
+    object: str
+
+
+def _in_footprint(point_xy: np.ndarray, box: OrientedBox, margin: float) -> bool:
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    d = point_xy - np.asarray(box.center[:2])
+    local = np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1]])
+    return bool(np.all(np.abs(local) <= np.asarray(box.extent[:2]) / 2.0 + margin))
+
+
+def _volume(box: OrientedBox) -> float:
+    return box.extent[0] * box.extent[1] * max(box.extent[2], 1e-3)
+
+
+def _planar_gap(a: OrientedBox, b: OrientedBox) -> float:
+    centre_distance = math.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1])
+    # each box's half-length along its longer side: exact for boxes facing each other along it
+    return centre_distance - 0.5 * (max(a.extent[:2]) + max(b.extent[:2]))
+
+
+def spatial_relations(boxes: Mapping[str, OrientedBox], config: RelationConfig = RelationConfig()) -> list[SpatialRelation]:
+    """Each thing is on or in at most one other: the smallest that supports or holds it."""
+    out: list[SpatialRelation] = []
+    ids = sorted(boxes)
+    for sid in ids:
+        sbox = boxes[sid]
+        centre = np.asarray(sbox.center)
+        support: tuple[float, str, str] | None = None
+        for oid in ids:
+            if oid == sid:
+                continue
+            obox = boxes[oid]
+            if _volume(obox) <= _volume(sbox):
+                continue  # only a bigger thing holds or carries a smaller one
+            if abs(sbox.z_min - obox.z_max) <= config.contact and _in_footprint(centre[:2], obox, config.footprint_margin):
+                rel = "on"
+            elif (_volume(obox) >= config.container_ratio * _volume(sbox) and _in_footprint(centre[:2], obox, 0.0)
+                  and obox.z_min - config.contact <= centre[2] <= obox.z_max):
+                rel = "in"
+            else:
+                continue
+            if support is None or _volume(obox) < support[0]:
+                support = (_volume(obox), oid, rel)
+        if support is not None:
+            out.append(SpatialRelation(sid, support[2], support[1]))
+    held = {(r.subject, r.object) for r in out}
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            if (a, b) in held or (b, a) in held:
+                continue
+            if _planar_gap(boxes[a], boxes[b]) <= config.near:
+                out.append(SpatialRelation(a, "near", b))
+    return out

@@ -1,0 +1,179 @@
+"""Boxes for the embedded household: the world knows where things are (a position, a parent), not
+their shape, so the synthetic camera (sim/rgbd_camera.py) renders each object as a box of its
+kind's size, furniture standing on the floor and things resting on top of what holds them."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from conceptagent_ros.scene.model import Scene, SceneObject
+
+# Full lengths (x, y, z) in metres by category; others fall back on furniture or item defaults.
+SIZES: dict[str, tuple[float, float, float]] = {
+    "fridge": (0.7, 0.7, 1.8), "freezer": (0.7, 0.7, 1.8), "countertop": (1.2, 0.6, 0.9), "sink": (0.8, 0.6, 0.9),
+    "cabinet": (0.8, 0.5, 0.8), "stove_burner": (0.6, 0.6, 0.9), "drawer": (0.6, 0.5, 0.7), "oven": (0.6, 0.6, 0.9),
+    "microwave": (0.5, 0.4, 0.3), "toaster": (0.3, 0.2, 0.2), "coffee_machine": (0.3, 0.3, 0.4),
+    "garbage_can": (0.4, 0.4, 0.6), "sofa": (2.0, 0.9, 0.45), "coffee_table": (1.0, 0.6, 0.4),
+    "television": (1.2, 0.15, 0.7), "floor_lamp": (0.3, 0.3, 1.6), "shelf": (0.9, 0.4, 1.2), "houseplant": (0.4, 0.4, 0.8),
+    "bed": (2.0, 1.5, 0.5), "dresser": (1.0, 0.5, 0.9), "desk": (1.2, 0.6, 0.75), "lamp": (0.2, 0.2, 0.4),
+    "laptop": (0.34, 0.24, 0.03), "dining_table": (1.6, 0.9, 0.75), "table": (1.2, 0.8, 0.75), "bathtub": (1.7, 0.8, 0.6),
+    "toilet": (0.5, 0.7, 0.45), "washing_machine": (0.6, 0.6, 0.85), "box": (0.3, 0.2, 0.15), "book": (0.2, 0.15, 0.04),
+    "newspaper": (0.3, 0.2, 0.02), "plate": (0.25, 0.25, 0.03), "bowl": (0.18, 0.18, 0.08), "pot": (0.25, 0.25, 0.18),
+    "pan": (0.28, 0.28, 0.06), "knife": (0.25, 0.04, 0.02), "fork": (0.2, 0.03, 0.02), "spoon": (0.2, 0.04, 0.02),
+    "pillow": (0.5, 0.35, 0.15), "remote_control": (0.18, 0.05, 0.03), "keys": (0.08, 0.05, 0.02),
+    "credit_card": (0.09, 0.06, 0.01), "cell_phone": (0.15, 0.08, 0.02), "watering_can": (0.3, 0.15, 0.25),
+    "bread": (0.25, 0.12, 0.1), "lettuce": (0.15, 0.15, 0.13), "cup": (0.09, 0.09, 0.11), "mug": (0.1, 0.1, 0.11),
+}
+FURNITURE = (0.8, 0.6, 0.9)
+ITEM = (0.12, 0.12, 0.12)
+
+
+@dataclass(frozen=True)
+class Box:
+    object_id: str
+    category: str
+    center: tuple[float, float, float]
+    size: tuple[float, float, float]
+    # An open container is drawn without its front panel (this unit vector points out of the
+    # missing side, towards the room), so what is inside shows.
+    open_front: tuple[float, float] | None = None
+    container: bool = False  # things in it stand inside on its floor rather than on its top
+
+    @property
+    def top(self) -> float:
+        return self.center[2] + self.size[2] / 2.0
+
+    def footprint_contains(self, x: float, y: float, margin: float = 0.0) -> bool:
+        return (abs(x - self.center[0]) <= self.size[0] / 2.0 + margin
+                and abs(y - self.center[1]) <= self.size[1] / 2.0 + margin)
+
+
+def size_of(obj: SceneObject) -> tuple[float, float, float]:
+    if obj.category in SIZES:
+        return SIZES[obj.category]
+    return ITEM if obj.has("pickupable") else FURNITURE
+
+
+PANEL = 0.03  # metres: wall thickness of containers
+
+
+def _front(x: float, y: float, scene: Scene, room: str) -> tuple[float, float]:
+    """The side of a container that faces the middle of its room."""
+    cx, cy, _ = scene.rooms[room].centre if room in scene.rooms else (x, y, 0.0)
+    dx, dy = cx - x, cy - y
+    return (1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0)
+
+
+def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
+    """Boxes of the scene's objects (all, or those named). Things on a
+    surface sit on its top, things in a container (anything that opens) on its floor, in a row
+    along the longer side, in id order, so that the same state always gives the same picture.
+    Furniture that the scene puts where other furniture stands (a cabinet under the sink) is moved
+    out in front of it, towards the middle of the room."""
+    boxes: dict[str, Box] = {}
+
+    def clear_of_furniture(box: Box, obj: SceneObject) -> Box:
+        x, y, z = box.center
+        fx, fy = _front(x, y, scene, obj.room)
+        for other in sorted(boxes.values(), key=lambda b: b.object_id):
+            if other.center[2] - other.size[2] / 2 > 0.05:  # only what stands on the floor
+                continue
+            overlap_x = (box.size[0] + other.size[0]) / 2 - abs(x - other.center[0])
+            overlap_y = (box.size[1] + other.size[1]) / 2 - abs(y - other.center[1])
+            if overlap_x > 0 and overlap_y > 0:
+                shift = (overlap_x if fx else overlap_y) + 0.01
+                x, y = x + fx * shift, y + fy * shift
+        return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container)
+
+    def place(oid: str, trail: frozenset[str] = frozenset()) -> Box:
+        if oid in boxes:
+            return boxes[oid]
+        obj = scene.objects[oid]
+        sx, sy, sz = size_of(obj)
+        parent = obj.parent if obj.parent in scene.objects and obj.parent not in trail else None
+        container = obj.has("openable") and obj.has("receptacle")
+        front = _front(obj.position[0], obj.position[1], scene, obj.room) if container and obj.flag("open") else None
+        if parent is None:
+            box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container)
+            if not obj.has("pickupable"):
+                box = clear_of_furniture(box, obj)
+        else:
+            holder = place(parent, trail | {oid})
+            siblings = sorted(c.id for c in scene.children(parent))
+            slot, count = siblings.index(oid), len(siblings)
+            if holder.container:  # a row across the opening, so nothing hides behind anything
+                fx, _ = _front(holder.center[0], holder.center[1], scene, scene.objects[parent].room)
+                along_x = fx == 0
+            else:
+                along_x = holder.size[0] >= holder.size[1]
+            length = holder.size[0] if along_x else holder.size[1]
+            offset = (slot + 0.5) / count * length - length / 2.0 if count > 1 else 0.0
+            offset = max(-length / 2.0 + 0.06, min(length / 2.0 - 0.06, offset))
+            cx, cy, _ = holder.center
+            x, y = (cx + offset, cy) if along_x else (cx, cy + offset)
+            # Squeeze things that would overhang a small holder (a card in a box)
+            sx, sy = min(sx, holder.size[0] - 2 * PANEL), min(sy, holder.size[1] - 2 * PANEL)
+            if holder.container:
+                floor = holder.center[2] - holder.size[2] / 2.0 + PANEL
+                sz = min(sz, holder.size[2] - 2 * PANEL - 0.01)
+                z = floor + sz / 2.0 + 0.002
+            else:
+                z = holder.top + sz / 2.0 + 0.002
+            box = Box(oid, obj.category, (x, y, z), (sx, sy, sz), front, container)
+        boxes[oid] = box
+        return box
+
+    # Furniture first, in id order, so where a piece stands never depends on what things lie on it
+    for oid in sorted(scene.objects):
+        obj = scene.objects[oid]
+        if obj.parent is None and not obj.has("pickupable"):
+            place(oid)
+    for oid in sorted(scene.objects):
+        place(oid)
+    wanted = set(scene.objects) if object_ids is None else set(object_ids)
+    return {oid: box for oid, box in boxes.items() if oid in wanted}
+
+
+def free_station(robot_xy: tuple[float, float], room_bounds: tuple[float, float, float, float],
+                 furniture: list[Box], clearance: float = 0.3) -> tuple[float, float]:
+    """Where a camera on the robot can stand: the world puts the robot on an object's centre when it
+    navigates there; step out of every box, along the way to the room's middle where that is free,
+    else to the nearest free spot around."""
+    x0, y0, x1, y1 = room_bounds
+    centre = ((x0 + x1) / 2.0, (y0 + y1) / 2.0)
+
+    holder = next((b for b in furniture if b.footprint_contains(*robot_xy)), None)
+
+    def free(x: float, y: float) -> bool:
+        # clear of the thing it works on by `clearance`, and merely outside the others (a mast is thin)
+        inside_room = x0 + clearance <= x <= x1 - clearance and y0 + clearance <= y <= y1 - clearance
+        return inside_room and not any(b.footprint_contains(x, y, clearance if b is holder else 0.05) for b in furniture)
+
+    if free(*robot_xy):
+        return robot_xy
+    # Stand in front of the thing the robot drove up to (its side that faces the middle of the room,
+    # where an open container shows its inside), else back away towards the middle of the room
+    directions = []
+    if holder is not None:
+        dx, dy = centre[0] - holder.center[0], centre[1] - holder.center[1]
+        directions.append((1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0))
+    dx, dy = centre[0] - robot_xy[0], centre[1] - robot_xy[1]
+    if math.hypot(dx, dy) > 1e-6:
+        directions.append((dx / math.hypot(dx, dy), dy / math.hypot(dx, dy)))
+    for ux, uy in directions:
+        for step in range(1, 31):
+            x, y = robot_xy[0] + ux * 0.1 * step, robot_xy[1] + uy * 0.1 * step
+            if free(x, y):
+                return x, y
+    best: tuple[float, float, float] | None = None
+    for radius in (0.3, 0.5, 0.7, 0.9, 1.2, 1.5, 2.0, 2.5, 3.0):
+        for k in range(24):
+            a = 2 * math.pi * k / 24
+            x, y = robot_xy[0] + radius * math.cos(a), robot_xy[1] + radius * math.sin(a)
+            if free(x, y):
+                d = math.hypot(x - centre[0], y - centre[1])
+                if best is None or d < best[2]:
+                    best = (x, y, d)
+        if best is not None:
+            return best[0], best[1]
+    return centre

@@ -1,0 +1,131 @@
+"""Every detector, the segmenter and the embedder, built as tiny models, saved, and loaded through
+the config's real paths (from_pretrained with local files only; segment-anything's registry and
+torch.load) with HF_HUB_OFFLINE=1; then the whole frame pipeline on them, including bad frames."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tiny_vision_models as tiny
+from conceptagent_ros.perception.config import (
+    PerceptionSpec,
+    build_detector,
+    build_embedder,
+    build_segmenter,
+)
+from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
+from conceptagent_ros.perception.model_files import MissingModelError
+from conceptagent_ros.perception.pipeline import FramePipeline
+from conceptagent_ros.scene.fusion import ObjectMap
+
+VOCAB = ["cup", "red apple", "table"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("tiny_models")
+    tiny.build_clip(base / "clip")
+    tiny.build_owl(base / "owlv2", version=2)
+    tiny.build_owl(base / "owlvit", version=1)
+    tiny.build_grounding_dino(base / "grounding_dino")
+    tiny.build_sam_checkpoint(base / "sam.pth")
+    return base
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    tiny.register_tiny_sam()
+
+
+def spec(models: Path, kind: str, **detector: object) -> PerceptionSpec:
+    model = str(models / kind) if kind in ("owlv2", "owlvit", "grounding_dino") else "unused"
+    return PerceptionSpec.model_validate({
+        "detector": {"kind": kind, "model": model, "threshold": 0.0, **detector},
+        "segmenter": {"kind": "sam", "model_type": tiny.TINY_SAM, "checkpoint": str(models / "sam.pth"),
+                      "points_per_side": 4, "pred_iou_thresh": 0.0, "stability_score_thresh": 0.0},
+        "embedder": {"kind": "clip", "model": str(models / "clip")},
+        "vocabulary": VOCAB,
+    })
+
+
+def frame(depth: float | None = 2.0, stamp: float = 0.0, seed: int = 0) -> Frame:
+    rng = np.random.default_rng(seed)
+    d = np.full((48, 64), np.nan if depth is None else depth, np.float32)
+    return Frame(rng.integers(0, 255, (48, 64, 3), dtype=np.uint8), d, Intrinsics.from_fov(64, 48, 60),
+                 look_at((0, 0, 1), (1, 0, 1)), stamp=stamp)
+
+
+@pytest.mark.parametrize("kind", ["owlv2", "owlvit", "grounding_dino"])
+def test_detectors_load_from_their_saved_files_and_answer_in_the_vocabulary(models: Path, kind: str) -> None:
+    detector = build_detector(spec(models, kind))
+    found = detector.detect(frame(), VOCAB)
+    assert found, "threshold 0 keeps every proposal"
+    for det in found:
+        assert det.label in VOCAB
+        x0, y0, x1, y1 = det.box
+        assert 0 <= x0 < x1 <= 64 and 0 <= y0 < y1 <= 48
+        assert 0.0 <= det.score <= 1.0
+    assert detector.detect(frame(), []) == []
+
+
+def test_clip_embeds_crops_and_texts_in_one_space(models: Path) -> None:
+    embedder = build_embedder(spec(models, "owlv2"))
+    assert embedder is not None
+    img = frame().rgb
+    a = embedder.embed_images([img, img[:20, :30], img])
+    assert a.shape == (3, 16)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(a[0], a[2], rtol=1e-5)  # same crop, same vector
+    t = embedder.embed_texts(["a cup", "a red apple"])
+    assert t.shape == (2, 16) and not np.allclose(t[0], t[1])
+    assert embedder.embed_images([]).shape == (0, 16)
+
+
+def test_sam_masks_follow_the_boxes_they_are_given(models: Path) -> None:
+    segmenter = build_segmenter(spec(models, "owlv2"))
+    assert segmenter is not None
+    from conceptagent_ros.perception.detections import Detection
+
+    dets = segmenter.segment(frame().rgb, [Detection("cup", 0.9, (5, 5, 30, 20)), Detection("table", 0.8, (0, 20, 64, 48))])
+    for det in dets:
+        assert det.mask is None or (det.mask.shape == (48, 64) and det.mask.dtype == bool)
+
+
+def test_automatic_masks_are_named_from_the_vocabulary_by_clip(models: Path) -> None:
+    s = spec(models, "sam_automatic")
+    pipeline = FramePipeline(build_detector(s), ObjectMap(), build_segmenter(s), build_embedder(s), vocabulary=VOCAB)
+    report = pipeline.process(frame())
+    assert report.detections > 0
+    assert all(o.label in VOCAB for o in pipeline.map.objects.values())
+
+
+def test_the_pipeline_survives_bad_frames(models: Path) -> None:
+    s = spec(models, "owlvit")  # the tiny OWLv2 proposes boxes of no height; the tiny OWL-ViT real ones
+    pipeline = FramePipeline(build_detector(s), ObjectMap(), build_segmenter(s), build_embedder(s), vocabulary=VOCAB)
+    first = pipeline.process(frame(stamp=1.0))
+    assert first.detections > 0 and len(pipeline.map.objects) > 0
+    assert all(o.embedding is not None for o in pipeline.map.objects.values())
+    objects = len(pipeline.map.objects)
+    assert pipeline.process(frame(depth=None, stamp=2.0)).fusion.skipped > 0  # all-NaN depth: nothing to place
+    late = pipeline.process(frame(stamp=0.5, seed=1))  # older than what came before
+    assert late.fusion.out_of_order
+    pipeline.vocabulary = []
+    assert pipeline.process(frame(stamp=3.0)).detections == 0  # nothing asked for, nothing found
+    assert len(pipeline.map.objects) >= objects
+
+
+def test_missing_weights_say_what_to_run(tmp_path: Path, models: Path) -> None:
+    with pytest.raises(MissingModelError, match="conceptagent models fetch"):
+        build_detector(spec(tmp_path, "owlv2").model_copy(update={"detector": spec(tmp_path, "owlv2").detector.model_copy(
+            update={"model": "google/owlv2-not-downloaded"})}))
+    broken = spec(models, "owlv2")
+    broken.segmenter.checkpoint = str(tmp_path / "nothing.pth")
+    with pytest.raises(MissingModelError, match="models fetch"):
+        build_segmenter(broken)
+    broken.segmenter.checkpoint = str(models / "sam.pth")
+    broken.segmenter.model_type = "vit_h"
+    with pytest.raises(MissingModelError, match="does not fit"):
+        build_segmenter(broken)
