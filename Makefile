@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: run test test-fast ros ros-up ros-demo ros-bench bench study lint clean voxposer voxposer-bench
+.PHONY: run test test-fast ros ros-up ros-demo ros-bench bench study lint clean voxposer voxposer-bench perceive perception-bench
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -71,3 +71,11 @@ voxposer: $(VENV)/.installed
 
 voxposer-bench: $(VENV)/.installed
 	$(PY) -m conceptagent_ros.voxposer.replan_bench
+
+# The embedded robot's camera through every built-in scene: recall, duplicates, pictures of the maps
+perceive: $(VENV)/.installed
+	$(VENV)/bin/conceptagent perceive --scene all --out perception_out
+
+# Fusion per frame (640x480, 20 masks), memory over 5,000 frames, query latency on 1,000 objects
+perception-bench: $(VENV)/.installed
+	$(VENV)/bin/conceptagent perception-bench

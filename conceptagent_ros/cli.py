@@ -382,6 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
     bench.set_defaults(func=cmd_bench)
 
+    from conceptagent_ros.perception.cli import add_perception_parsers
+
+    add_perception_parsers(sub)
     vox = sub.add_parser("voxposer", help="one VoxPoser instruction on the PyBullet tabletop (Franka Panda)")
     vox.add_argument("instruction")
     vox.add_argument("--llm", default="offline", help="offline (the offline composer) | openai:MODEL")

@@ -64,9 +64,11 @@ def score_map(object_map: ObjectMap, truth: dict[str, Box], seen: set[str], scen
     by_truth: dict[str, list[tuple[str, float]]] = {}
     spurious, correct = [], 0
     for obj in object_map.objects.values():
-        # The smallest true box holding most of its points: a knife's points are also within a few
-        # centimetres of the counter it lies on
-        holders = [tid for tid, box in truth.items() if _inside(obj.points, box) >= 0.5 * obj.points.shape[0]]
+        # The smallest true box holding (nearly) as many of its points as any: a knife's points are
+        # also within a few centimetres of the counter it lies on
+        counts = {tid: _inside(obj.points, box) for tid, box in truth.items()}
+        most = max(counts.values(), default=0)
+        holders = [tid for tid, n in counts.items() if n >= max(0.5 * obj.points.shape[0], 0.9 * most)]
         best = min(holders, key=lambda t: float(np.prod(truth[t].size)), default=None)
         if best is None or truth[best].category != obj.label:
             spurious.append(f"{obj.id} ({obj.label})")

@@ -21,11 +21,15 @@ class _Strict(BaseModel):
 
 
 class DetectorSpec(_Strict):
-    kind: Literal["owlv2", "owlvit", "grounding_dino", "yolo_world", "sam_automatic", "oracle"] = "owlv2"
+    kind: Literal["owlv2", "owlvit", "grounding_dino", "yolo_world", "sam_automatic", "oracle", "plugin"] = "owlv2"
     model: str = "google/owlv2-base-patch16-ensemble"
     weights: str = "~/.cache/conceptagent/models/yolov8s-worldv2.pt"
     weights_url: str = ""
     threshold: Probability = 0.15
+    # kind: plugin -- your own detector: "package.module:ClassName", built with plugin_args; it has
+    # detect(frame, vocabulary) -> list[Detection] (perception/detections.py)
+    plugin: str = ""
+    plugin_args: dict[str, Any] = Field(default_factory=dict)
 
 
 class SegmenterSpec(_Strict):
@@ -104,8 +108,26 @@ def build_detector(spec: PerceptionSpec) -> Detector:
         s = spec.segmenter
         return AutomaticMasks(s.model_type, s.checkpoint, spec.device, points_per_side=s.points_per_side,
                               pred_iou_thresh=s.pred_iou_thresh, stability_score_thresh=s.stability_score_thresh)
+    if d.kind == "plugin":
+        return _plugin(d.plugin, d.plugin_args)
     raise ConfigError("the oracle detector reads a simulator's instance ids: it works on the embedded camera "
                       "(`run --perception camera`, `perceive --scene`), not on recorded images")
+
+
+def _plugin(target: str, args: dict[str, Any]) -> Detector:
+    import importlib
+
+    module_name, _, class_name = target.partition(":")
+    if not module_name or not class_name:
+        raise ConfigError(f"detector plugin must be 'package.module:ClassName', not {target!r}")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"detector plugin {target!r} cannot be imported: {e}") from e
+    detector = cls(**args)
+    if not callable(getattr(detector, "detect", None)):
+        raise ConfigError(f"detector plugin {target!r} has no detect(frame, vocabulary) method")
+    return detector  # type: ignore[no-any-return]
 
 
 def build_segmenter(spec: PerceptionSpec) -> Segmenter | None:

@@ -2,19 +2,19 @@
 association and the map update, on 640x480 RGB-D frames with 20 object masks each; memory after
 thousands of frames of a static scene; and query latency on a 1,000-object map.
 
-    conceptagent perception-bench [--frames 5000] [--masks 20]
+    conceptagent perception-bench [--frames 5000] [--masks 20] [--networks]
 
 Frames come from the synthetic camera (a table of 20 things seen from a slowly swaying camera, as
 a robot's mast sways); their masks are the true instance masks, as a segmenter would give them.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
 import time
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -160,16 +160,40 @@ def query_latency(out: object = sys.stdout, objects: int = 1000, dim: int = 512)
     return q
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="conceptagent perception-bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--frames", type=int, default=5000)
-    parser.add_argument("--masks", type=int, default=20)
-    args = parser.parse_args(argv)
-    if args.frames < 1 or args.masks < 2:
-        parser.error("--frames must be >= 1 and --masks >= 2")
-    run(args.frames, args.masks)
-    return 0
+def network_times(config: str | None = None, frames: int = 10, out: object = sys.stdout) -> dict[str, float]:
+    """Each configured network's time per 640x480 frame (20 boxes for the segmenter and embedder),
+    on the configured device: run where the models and a GPU are."""
+    from conceptagent_ros.perception.config import build_detector, build_embedder, build_segmenter, load_perception_spec
+    from conceptagent_ros.perception.detections import Detection, masked_crop
+
+    spec = load_perception_spec(config)
+    scene, _ = table_scene(20)
+    frame = frames_around(scene, 1, CameraConfig(width=640, height=480))[0]
+    boxes = [Detection(label, 0.9, _box_of(mask)) for label, mask in masks_of(frame)]
+    timings: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> None:
+        fn()  # warm-up (CUDA kernels, caches)
+        t = time.perf_counter()
+        for _ in range(frames):
+            fn()
+        timings[name] = (time.perf_counter() - t) / frames
+
+    detector = build_detector(spec)
+    timed(f"detect ({spec.detector.kind})", lambda: detector.detect(frame, spec.vocabulary))
+    segmenter = build_segmenter(spec)
+    if segmenter is not None:
+        timed(f"segment ({spec.segmenter.kind}, {len(boxes)} boxes)", lambda: segmenter.segment(frame.rgb, list(boxes)))
+    embedder = build_embedder(spec)
+    if embedder is not None:
+        crops = [masked_crop(frame.rgb, None, d.box) for d in boxes]
+        timed(f"embed ({spec.embedder.kind}, {len(crops)} crops)", lambda: embedder.embed_images(crops))
+    print(f"\nnetworks on {spec.device}, per 640x480 frame:", file=out)
+    for name, s in timings.items():
+        print(f"  {name:<36} {1000 * s:8.1f} ms   ({1 / s:6.1f} Hz)", file=out)
+    return timings
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _box_of(mask: np.ndarray) -> tuple[float, float, float, float]:
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    return float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1)

@@ -176,32 +176,30 @@ def _grid_components(points: np.ndarray, eps: float) -> np.ndarray:
     return labelled[idx[:, 0], idx[:, 1], idx[:, 2]].astype(np.int64) - 1
 
 
+_YAWS = np.radians(np.arange(0.0, 90.0, 5.0))  # a box turned a quarter turn is the same box
+
+
 def gravity_aligned_box(points: np.ndarray) -> OrientedBox:
-    """The box around points whose yaw follows their principal direction in the floor plane."""
+    """The smallest-footprint box around points whose yaw is one of every 5 degrees (a square
+    thing's outline, or an L-shaped partial view, fools a principal-axis fit)."""
     if points.shape[0] == 0:
         raise ValueError("no points to box")
     xy = points[:, :2]
     mean_xy = xy.mean(axis=0)
-    yaw = 0.0
-    if points.shape[0] >= 3:
-        cov = np.cov((xy - mean_xy).T)
-        if np.all(np.isfinite(cov)) and cov[0, 0] + cov[1, 1] > 1e-12:
-            w, vecs = np.linalg.eigh(cov)
-            major = vecs[:, int(np.argmax(w))]
-            yaw = math.atan2(major[1], major[0])
-            # Keep yaw in (-pi/2, pi/2]: a box is the same box turned half a turn
-            if yaw <= -math.pi / 2:
-                yaw += math.pi
-            elif yaw > math.pi / 2:
-                yaw -= math.pi
-    c, s = math.cos(yaw), math.sin(yaw)
-    local = (xy - mean_xy) @ np.array([[c, -s], [s, c]])
-    lo, hi = local.min(axis=0), local.max(axis=0)
-    mid = (lo + hi) / 2.0
-    center_xy = mean_xy + np.array([c * mid[0] - s * mid[1], s * mid[0] + c * mid[1]])
+    centred = xy - mean_xy
+    c, s = np.cos(_YAWS), np.sin(_YAWS)
+    # coordinates along each candidate's x and y axes: N x K
+    u = centred[:, :1] * c + centred[:, 1:] * s
+    v = -centred[:, :1] * s + centred[:, 1:] * c
+    u_lo, u_hi, v_lo, v_hi = u.min(axis=0), u.max(axis=0), v.min(axis=0), v.max(axis=0)
+    area = (u_hi - u_lo) * (v_hi - v_lo)
+    k = int(np.argmin(area + 1e-9 * np.arange(area.size)))  # ties: the smallest yaw
+    yaw = float(_YAWS[k])
+    mid_u, mid_v = (u_lo[k] + u_hi[k]) / 2.0, (v_lo[k] + v_hi[k]) / 2.0
+    center_xy = mean_xy + np.array([c[k] * mid_u - s[k] * mid_v, s[k] * mid_u + c[k] * mid_v])
     z_lo, z_hi = float(points[:, 2].min()), float(points[:, 2].max())
     return OrientedBox((float(center_xy[0]), float(center_xy[1]), (z_lo + z_hi) / 2.0),
-                       (float(hi[0] - lo[0]), float(hi[1] - lo[1]), z_hi - z_lo), yaw)
+                       (float(u_hi[k] - u_lo[k]), float(v_hi[k] - v_lo[k]), z_hi - z_lo), yaw)
 
 
 def object_points(frame: Frame, mask: np.ndarray, config: GeometryConfig = GeometryConfig()) -> np.ndarray:

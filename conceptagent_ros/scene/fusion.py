@@ -29,6 +29,7 @@ class FusionConfig:
     overlap_voxel: float = 0.05  # coarser cells in which overlap is counted (tolerates a few cm of pose error)
     max_points: int = 4000  # per object, after voxel downsampling
     min_spatial: float = 0.25  # share of a detection's cells that must fall in the object's cells
+    touching: float = 0.03  # metres: boxes of one label closer than this are faces of one thing
     visual_weight: float = 1.0  # similarity = spatial + visual_weight * cosine(embeddings)
     min_similarity: float = 1.1  # ConceptGraphs' threshold on spatial + visual
     # Without embeddings the label stands in for appearance: 1 when equal, this when not (so a
@@ -36,9 +37,15 @@ class FusionConfig:
     other_label_similarity: float = 0.0
     merge_overlap: float = 0.6  # two objects sharing this much (of the smaller) are one...
     merge_min_visual: float = 0.75  # ...if their embeddings agree this well (or their labels are equal)
-    max_misses: int = 4  # times an object in view may go undetected in a row before it goes
-    miss_depth_tolerance: float = 0.15  # metres: measured depth this much nearer than the object = occluded
+    max_misses: int = 4  # times the camera may see through an object's place in a row before it goes
+    see_through: float = 0.05  # metres: depth measured this far beyond an object's centre = it is not there
     view_margin: int = 8  # pixels: a centroid this close to the image border is not surely in view
+
+
+def box_gap(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
+    """Distance between two axis-aligned boxes along the axis where they are furthest apart (0 when
+    they overlap)."""
+    return float(np.max(np.maximum(np.maximum(a[0] - b[1], b[0] - a[1]), 0.0)))
 
 
 def box_overlap_of_smaller(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], margin: float) -> float:
@@ -237,8 +244,12 @@ class ObjectMap:
         spatial = shared / max(1, det_cells.size)
         if det.label == obj.label:
             # The same kind of thing seen from another side shares little surface with what was seen
-            # before (a fridge's front, then its inside): its box still holds the old one's, or the reverse
+            # before (a fridge's front, then its inside): its box still holds the old one's, or the
+            # reverse; or the two faces meet at an edge (two things of one kind touching are taken
+            # for one: adjacent counter segments become one counter)
             spatial = max(spatial, box_overlap_of_smaller(det_bounds, obj.bounds(), self.config.overlap_voxel))
+            if box_gap(det_bounds, obj.bounds()) <= self.config.touching:
+                spatial = max(spatial, self.config.min_spatial)
         if spatial < self.config.min_spatial:
             return -math.inf
         if det.embedding is not None and obj.embedding is not None:
@@ -318,6 +329,8 @@ class ObjectMap:
                 overlap = np.intersect1d(a, b, assume_unique=True).size / max(1, min(a.size, b.size))
                 if obj.label == other.label:
                     overlap = max(overlap, box_overlap_of_smaller(obj.bounds(), other.bounds(), self.config.overlap_voxel))
+                    if box_gap(obj.bounds(), other.bounds()) <= self.config.touching:
+                        overlap = 1.0
                 if overlap < self.config.merge_overlap:
                     continue
                 if obj.embedding is not None and other.embedding is not None:
@@ -346,8 +359,10 @@ class ObjectMap:
         del self.objects[gone.id]
 
     def _count_misses(self, frame: Frame, seen: set[str]) -> list[str]:
-        """Objects whose centroid lies in this frame's view, unoccluded, and that no detection
-        matched, are missed; after `max_misses` misses in a row they are gone."""
+        """An object that no detection matched is missed when the camera sees through its place: the
+        depth at its centroid's pixel lies beyond the centroid (what was there has gone, and the
+        table or wall behind it shows). Something in front of it, or the object itself standing
+        there undetected, gives a nearer depth and no miss. After `max_misses` misses in a row it goes."""
         removed: list[str] = []
         ids = [oid for oid in self.objects if oid not in seen]
         if not ids:
@@ -366,8 +381,8 @@ class ObjectMap:
             measured = frame.depth[int(v[i]), int(u[i])]
             if not np.isfinite(measured) or measured <= 0:
                 continue  # no depth there: cannot tell whether it is gone
-            if measured < z[i] - self.config.miss_depth_tolerance:
-                continue  # something stands in front of it
+            if measured <= z[i] + self.config.see_through:
+                continue  # something (maybe the object itself) stands there
             obj = self.objects[ids[i]]
             obj.misses += 1
             if obj.misses >= self.config.max_misses:

@@ -81,7 +81,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
             overlap_x = (box.size[0] + other.size[0]) / 2 - abs(x - other.center[0])
             overlap_y = (box.size[1] + other.size[1]) / 2 - abs(y - other.center[1])
             if overlap_x > 0 and overlap_y > 0:
-                shift = (overlap_x if fx else overlap_y) + 0.01
+                shift = (overlap_x if fx else overlap_y) + 0.06  # a gap a camera can see
                 x, y = x + fx * shift, y + fy * shift
         return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container)
 
