@@ -25,7 +25,7 @@ def test_oracle_detector_finds_every_object_once(scene: str) -> None:
 
 
 def test_noisy_depth_with_holes_still_finds_the_objects() -> None:
-    camera = CameraConfig(depth_noise=0.01, dropout=0.05)
+    camera = CameraConfig(depth_noise=0.005, dropout=0.05)  # 2 cm at 2 m, as a structured-light sensor
     score, _ = survey_scene("studio_kitchen", camera=camera, seed=3)
     assert score.recall >= 0.9, f"missed {score.missed}"
     assert score.duplicate_rate <= 0.1, f"duplicated {score.duplicated}"
