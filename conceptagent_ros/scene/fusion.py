@@ -29,7 +29,9 @@ class FusionConfig:
     overlap_voxel: float = 0.05  # coarser cells in which overlap is counted (tolerates a few cm of pose error)
     max_points: int = 4000  # per object, after voxel downsampling
     min_spatial: float = 0.25  # share of a detection's cells that must fall in the object's cells
-    touching: float = 0.03  # metres: boxes of one label closer than this are faces of one thing
+    touching: float = 0.03  # metres: boxes of one label closer than this are faces of one thing...
+    big: float = 0.6  # ...if together they span this much (furniture, seen a face at a time)...
+    face: float = 0.1  # ...and one of them is this thin (one face of it): two pillows side by side stay two
     visual_weight: float = 1.0  # similarity = spatial + visual_weight * cosine(embeddings)
     min_similarity: float = 1.1  # ConceptGraphs' threshold on spatial + visual
     # Without embeddings the label stands in for appearance: 1 when equal, this when not (so a
@@ -248,7 +250,7 @@ class ObjectMap:
             # reverse; or the two faces meet at an edge (two things of one kind touching are taken
             # for one: adjacent counter segments become one counter)
             spatial = max(spatial, box_overlap_of_smaller(det_bounds, obj.bounds(), self.config.overlap_voxel))
-            if box_gap(det_bounds, obj.bounds()) <= self.config.touching:
+            if self._faces_of_one(det_bounds, obj.bounds()):
                 spatial = max(spatial, self.config.min_spatial)
         if spatial < self.config.min_spatial:
             return -math.inf
@@ -257,6 +259,13 @@ class ObjectMap:
             return spatial + self.config.visual_weight * visual
         label_sim = 1.0 if det.label == obj.label else self.config.other_label_similarity
         return spatial + self.config.visual_weight * label_sim
+
+    def _faces_of_one(self, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
+        """Two views of one big thing (furniture), one of them a single face, that share only an
+        edge; small things are seen whole from one place, and two of them side by side are two."""
+        union = np.maximum(a[1], b[1]) - np.minimum(a[0], b[0])
+        thin = min(float((a[1] - a[0]).min()), float((b[1] - b[0]).min())) <= self.config.face
+        return thin and box_gap(a, b) <= self.config.touching and float(union.max()) >= self.config.big
 
     def _associate(self, det: Detection3D, points: np.ndarray) -> MapObject | None:
         cells = np.unique(voxel_keys(points, self.config.overlap_voxel))
@@ -329,7 +338,7 @@ class ObjectMap:
                 overlap = np.intersect1d(a, b, assume_unique=True).size / max(1, min(a.size, b.size))
                 if obj.label == other.label:
                     overlap = max(overlap, box_overlap_of_smaller(obj.bounds(), other.bounds(), self.config.overlap_voxel))
-                    if box_gap(obj.bounds(), other.bounds()) <= self.config.touching:
+                    if self._faces_of_one(obj.bounds(), other.bounds()):
                         overlap = 1.0
                 if overlap < self.config.merge_overlap:
                     continue

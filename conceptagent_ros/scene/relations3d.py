@@ -15,7 +15,8 @@ from conceptagent_ros.perception.geometry import OrientedBox
 
 @dataclass(frozen=True)
 class RelationConfig:
-    contact: float = 0.06  # metres between a thing's bottom and a surface's top for "on"
+    contact: float = 0.06  # metres a thing's bottom may float above a surface's top and be "on" it
+    sink: float = 0.015  # metres it may dip below it (noise); deeper, it stands beside it
     footprint_margin: float = 0.05  # metres a thing's centre may stick out over a surface's edge
     near: float = 0.5  # metres between box surfaces (planar) for "near"
     container_ratio: float = 4.0  # a thing is "in" another only if that one is this many times bigger
@@ -46,30 +47,33 @@ def _planar_gap(a: OrientedBox, b: OrientedBox) -> float:
 
 
 def spatial_relations(boxes: Mapping[str, OrientedBox], config: RelationConfig = RelationConfig()) -> list[SpatialRelation]:
-    """Each thing is on or in at most one other: the smallest that supports or holds it."""
+    """Each thing is on or in at most one other: the surface its bottom rests on most closely, or
+    the smallest container around it."""
     out: list[SpatialRelation] = []
     ids = sorted(boxes)
     for sid in ids:
         sbox = boxes[sid]
         centre = np.asarray(sbox.center)
-        support: tuple[float, str, str] | None = None
+        support: tuple[float, float, str, str] | None = None  # (how well it fits, volume, id, relation)
         for oid in ids:
             if oid == sid:
                 continue
             obox = boxes[oid]
             if _volume(obox) <= _volume(sbox):
                 continue  # only a bigger thing holds or carries a smaller one
-            if abs(sbox.z_min - obox.z_max) <= config.contact and _in_footprint(centre[:2], obox, config.footprint_margin):
-                rel = "on"
+            gap = sbox.z_min - obox.z_max
+            # resting on it: its bottom at the other's top (not below it: then it stands beside it)
+            if -config.sink <= gap <= config.contact and _in_footprint(centre[:2], obox, config.footprint_margin):
+                candidate = (abs(gap), _volume(obox), oid, "on")
             elif (_volume(obox) >= config.container_ratio * _volume(sbox) and _in_footprint(centre[:2], obox, 0.0)
                   and obox.z_min - config.contact <= centre[2] <= obox.z_max):
-                rel = "in"
+                candidate = (0.0, _volume(obox), oid, "in")
             else:
                 continue
-            if support is None or _volume(obox) < support[0]:
-                support = (_volume(obox), oid, rel)
+            if support is None or candidate[:2] < support[:2]:
+                support = candidate
         if support is not None:
-            out.append(SpatialRelation(sid, support[2], support[1]))
+            out.append(SpatialRelation(sid, support[3], support[2]))
     held = {(r.subject, r.object) for r in out}
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:

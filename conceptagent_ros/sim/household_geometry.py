@@ -38,6 +38,7 @@ class Box:
     # missing side, towards the room), so what is inside shows.
     open_front: tuple[float, float] | None = None
     container: bool = False  # things in it stand inside on its floor rather than on its top
+    parent: str | None = None  # what it stands on or in
 
     @property
     def top(self) -> float:
@@ -57,24 +58,46 @@ def size_of(obj: SceneObject) -> tuple[float, float, float]:
 PANEL = 0.03  # metres: wall thickness of containers
 
 
-def _front(x: float, y: float, scene: Scene, room: str) -> tuple[float, float]:
-    """The side of a container that faces the middle of its room."""
+def _front(x: float, y: float, scene: Scene, room: str, size: tuple[float, float, float] | None = None) -> tuple[float, float]:
+    """The side of a piece of furniture that faces the room: one of its long sides (a shelf, a
+    counter, a sofa is used from there), the one towards the middle of the room; for a square
+    thing (a fridge), whichever side looks most towards the middle."""
     cx, cy, _ = scene.rooms[room].centre if room in scene.rooms else (x, y, 0.0)
     dx, dy = cx - x, cy - y
+    if size is not None and max(size[0], size[1]) >= 1.3 * min(size[0], size[1]):
+        if size[0] > size[1]:  # long along x: the front faces +y or -y
+            return (0.0, 1.0 if dy >= 0 else -1.0)
+        return (1.0 if dx >= 0 else -1.0, 0.0)
     return (1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0)
 
 
-def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
-    """Boxes of the scene's objects (all, or those named). Things on a
-    surface sit on its top, things in a container (anything that opens) on its floor, in a row
-    along the longer side, in id order, so that the same state always gives the same picture.
-    Furniture that the scene puts where other furniture stands (a cabinet under the sink) is moved
-    out in front of it, towards the middle of the room."""
+def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str, Box] | None = None) -> dict[str, Box]:
+    """Boxes of the scene's objects (all, or those named). Things on a surface sit on its top,
+    things in a container (anything that opens) on its floor, in a row across the side that faces
+    the room, in id order, so that the same state always gives the same picture. Furniture that
+    the scene puts where other furniture stands (a cabinet under the sink) is moved out in front of
+    it, towards the middle of the room.
+
+    With `previous` (the last layout), things that stayed where they were keep their place, and a
+    thing put somewhere takes a free spot there: putting a pillow on a bed moves no other pillow."""
     boxes: dict[str, Box] = {}
+
+    def kept(oid: str) -> Box | None:
+        if previous is None or oid not in previous:
+            return None
+        old, obj = previous[oid], scene.objects[oid]
+        if old.parent != obj.parent or obj.parent is None:
+            return None
+        holder_before = previous.get(obj.parent)
+        if holder_before is None or place(obj.parent).center != holder_before.center:
+            return None
+        container = obj.has("openable") and obj.has("receptacle")
+        front = _front(old.center[0], old.center[1], scene, obj.room, old.size) if container and obj.flag("open") else None
+        return Box(oid, old.category, old.center, old.size, front, container, old.parent)
 
     def clear_of_furniture(box: Box, obj: SceneObject) -> Box:
         x, y, z = box.center
-        fx, fy = _front(x, y, scene, obj.room)
+        fx, fy = _front(x, y, scene, obj.room, box.size)
         for other in sorted(boxes.values(), key=lambda b: b.object_id):
             if other.center[2] - other.size[2] / 2 > 0.05:  # only what stands on the floor
                 continue
@@ -83,16 +106,21 @@ def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
             if overlap_x > 0 and overlap_y > 0:
                 shift = (overlap_x if fx else overlap_y) + 0.06  # a gap a camera can see
                 x, y = x + fx * shift, y + fy * shift
-        return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container)
+        return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container, box.parent)
 
     def place(oid: str, trail: frozenset[str] = frozenset()) -> Box:
         if oid in boxes:
             return boxes[oid]
+        still = kept(oid)
+        if still is not None:
+            boxes[oid] = still
+            return still
         obj = scene.objects[oid]
         sx, sy, sz = size_of(obj)
         parent = obj.parent if obj.parent in scene.objects and obj.parent not in trail else None
         container = obj.has("openable") and obj.has("receptacle")
-        front = _front(obj.position[0], obj.position[1], scene, obj.room) if container and obj.flag("open") else None
+        front = _front(obj.position[0], obj.position[1], scene, obj.room, (sx, sy, sz)) \
+            if container and obj.flag("open") else None
         if parent is None:
             box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container)
             if not obj.has("pickupable"):
@@ -101,13 +129,18 @@ def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
             holder = place(parent, trail | {oid})
             siblings = sorted(c.id for c in scene.children(parent))
             slot, count = siblings.index(oid), len(siblings)
-            if holder.container:  # a row across the opening, so nothing hides behind anything
-                fx, _ = _front(holder.center[0], holder.center[1], scene, scene.objects[parent].room)
+            if not scene.objects[parent].has("pickupable"):
+                # a row across the side that faces the room (a container's opening), so that from
+                # there nothing hides behind anything
+                fx, _ = _front(holder.center[0], holder.center[1], scene, scene.objects[parent].room, holder.size)
                 along_x = fx == 0
             else:
                 along_x = holder.size[0] >= holder.size[1]
             length = holder.size[0] if along_x else holder.size[1]
             offset = (slot + 0.5) / count * length - length / 2.0 if count > 1 else 0.0
+            if previous is not None and count > 1:
+                offset = _free_offset(holder, along_x, length, sx if along_x else sy,
+                                      [boxes[c] for c in siblings if c in boxes and c != oid], count) or offset
             offset = max(-length / 2.0 + 0.06, min(length / 2.0 - 0.06, offset))
             cx, cy, _ = holder.center
             x, y = (cx + offset, cy) if along_x else (cx, cy + offset)
@@ -119,7 +152,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
                 z = floor + sz / 2.0 + 0.002
             else:
                 z = holder.top + sz / 2.0 + 0.002
-            box = Box(oid, obj.category, (x, y, z), (sx, sy, sz), front, container)
+            box = Box(oid, obj.category, (x, y, z), (sx, sy, sz), front, container, parent)
         boxes[oid] = box
         return box
 
@@ -128,10 +161,32 @@ def layout(scene: Scene, object_ids: set[str] | None = None) -> dict[str, Box]:
         obj = scene.objects[oid]
         if obj.parent is None and not obj.has("pickupable"):
             place(oid)
-    for oid in sorted(scene.objects):
+    # Things that stay where they were first, so that an arrival sees which spots are taken
+    for oid in sorted(scene.objects, key=lambda o: (previous is None or o not in previous
+                                                    or previous[o].parent != scene.objects[o].parent, o)):
         place(oid)
     wanted = set(scene.objects) if object_ids is None else set(object_ids)
     return {oid: box for oid, box in boxes.items() if oid in wanted}
+
+
+def front_towards(box: Box, room_centre: tuple[float, float]) -> tuple[float, float]:
+    """As _front, for a placed box and the middle of its room."""
+    dx, dy = room_centre[0] - box.center[0], room_centre[1] - box.center[1]
+    sx, sy = box.size[0], box.size[1]
+    if max(sx, sy) >= 1.3 * min(sx, sy):
+        return (0.0, 1.0 if dy >= 0 else -1.0) if sx > sy else (1.0 if dx >= 0 else -1.0, 0.0)
+    return (1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0)
+
+
+def _free_offset(holder: Box, along_x: bool, length: float, width: float, taken: list[Box], count: int) -> float | None:
+    """The middle of the widest stretch of the holder's row that no other thing on it covers."""
+    axis = 0 if along_x else 1
+    spans = sorted((b.center[axis] - holder.center[axis] - b.size[axis] / 2, b.center[axis] - holder.center[axis] + b.size[axis] / 2)
+                   for b in taken)
+    edges = [-length / 2.0] + [v for span in spans for v in span] + [length / 2.0]
+    gaps = [(edges[i + 1] - edges[i], (edges[i] + edges[i + 1]) / 2.0) for i in range(0, len(edges), 2)]
+    widest, middle = max(gaps)
+    return middle if widest > 0 else None
 
 
 def free_station(robot_xy: tuple[float, float], room_bounds: tuple[float, float, float, float],
@@ -155,8 +210,7 @@ def free_station(robot_xy: tuple[float, float], room_bounds: tuple[float, float,
     # where an open container shows its inside), else back away towards the middle of the room
     directions = []
     if holder is not None:
-        dx, dy = centre[0] - holder.center[0], centre[1] - holder.center[1]
-        directions.append((1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0))
+        directions.append(holder.open_front or front_towards(holder, centre))
     dx, dy = centre[0] - robot_xy[0], centre[1] - robot_xy[1]
     if math.hypot(dx, dy) > 1e-6:
         directions.append((dx / math.hypot(dx, dy), dy / math.hypot(dx, dy)))

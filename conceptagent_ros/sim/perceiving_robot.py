@@ -72,13 +72,15 @@ class PerceivingRobot:
         self.log = PerceptionLog()
         self.frame_hook = frame_hook
         self._render_cache: tuple[tuple[Box, ...], RenderScene] | None = None
+        # Where things are: kept from one look to the next, so that what did not move stays put
+        self.boxes: dict[str, Box] = layout(world.scene)
         self._clock = 0.0
 
     # -- seeing ---------------------------------------------------------------------------------
     def _render_scene(self) -> tuple[RenderScene, list[Box]]:
         world = self.world
         room = world.robot.room
-        boxes = layout(world.scene)
+        self.boxes = boxes = layout(world.scene, previous=self.boxes)
         shown = tuple(sorted((b for oid, b in boxes.items()
                               if world.scene.objects[oid].room == room and in_plain_sight(world, world.scene.objects[oid])),
                              key=lambda b: b.object_id))
@@ -130,9 +132,15 @@ class PerceivingRobot:
         defaults = category_defaults().get(obj.label, {})
         state = {k: bool(v) for k, v in (defaults.get("state") or {}).items()}
         state.update(obj.state)
-        centroid = obj.centroid
-        room = self.world.scene.room_at(float(centroid[0]), float(centroid[1])) or self.world.robot.room
-        position = (float(centroid[0]), float(centroid[1]), float(obj.box.z_max))
+        # Reach is measured to what carries a thing, as the world measures it (a phone at the far
+        # edge of a bed is reached from wherever the bed is): the outermost holder's centre
+        root, trail = obj, {obj.id}
+        while parents.get(root.id) in self.map.objects and parents[root.id] not in trail:
+            root = self.map.objects[parents[root.id]]
+            trail.add(root.id)
+        centre = root.box.center  # the box's middle, not the seen surface's (the near side of a bed)
+        room = self.world.scene.room_at(float(centre[0]), float(centre[1])) or self.world.robot.room
+        position = (float(centre[0]), float(centre[1]), float(obj.box.z_max))
         return SceneObject(id=obj.id, category=obj.label, room=room, position=position,
                            affordances=frozenset(defaults.get("affordances") or ()), state=state,
                            parent=parents.get(obj.id))
@@ -150,8 +158,7 @@ class PerceivingRobot:
         same = [o for o in self.world.scene.objects.values() if o.category == obj.label]
         if not same:
             return name
-        boxes = layout(self.world.scene, {o.id for o in same})
-        return min(same, key=lambda o: math.dist(boxes[o.id].center, c)).id
+        return min(same, key=lambda o: math.dist(self.boxes[o.id].center, c)).id
 
     def execute(self, call: SkillCall) -> SkillOutcome:
         resolved = SkillCall(call.skill, tuple(self.resolve(a) for a in call.args))
