@@ -1,6 +1,7 @@
 """ConceptAgent on a real robot (or a Gazebo robot that runs Nav2): planner, Nav2-backed navigation
-and forwarded manipulation skills, spoken commands, rviz. The scene graph comes from the perception
-node (its get_scene_graph service and scene_graph topic in the same namespace).
+and forwarded manipulation skills, spoken commands, the RGB-D perception node, rviz. The perception
+node fuses the camera's frames into perceived_graph (remap its rgb, depth, camera_info and pose
+topics to your driver's in the params file or with ros2 launch remappings).
 
     ros2 launch conceptagent_ros conceptagent.launch.py params_file:=/path/my_robot.yaml llm:=openai:MODEL
 """
@@ -28,6 +29,8 @@ def launch_arguments(share: str) -> list:
         DeclareLaunchArgument("planner", default_value="react",
                               description="react | base | mcts | llm-planner | tree-planner | grounded-decoding"),
         DeclareLaunchArgument("speech", default_value="false", description="start the Whisper speech node"),
+        DeclareLaunchArgument("perception", default_value="true",
+                              description="start the RGB-D perception node (models from config/perception.yaml)"),
         DeclareLaunchArgument("rviz", default_value="true", description="start rviz2 with the ConceptAgent view"),
     ]
 
@@ -43,7 +46,10 @@ def generate_launch_description() -> LaunchDescription:
                   parameters=[params, {"use_sim_time": sim_time}])
     speech = Node(package=PACKAGE, executable="speech_node", name="speech", namespace=ns, output="screen",
                   parameters=[params, {"use_sim_time": sim_time}], condition=IfCondition(LaunchConfiguration("speech")))
+    perception = Node(package=PACKAGE, executable="perception_node", name="perception", namespace=ns, output="screen",
+                      parameters=[params, {"use_sim_time": sim_time}],
+                      condition=IfCondition(LaunchConfiguration("perception")))
     rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
                 arguments=["-d", os.path.join(share, "rviz", "conceptagent.rviz")],
                 condition=IfCondition(LaunchConfiguration("rviz")))
-    return LaunchDescription([*launch_arguments(share), planner, skills, speech, rviz])
+    return LaunchDescription([*launch_arguments(share), planner, skills, speech, perception, rviz])

@@ -41,7 +41,8 @@ def test_colcon_build_installs_a_complete_package(tmp_path):
                             "-DBUILD_TESTING=OFF"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     install = tmp_path / "install" / "conceptagent_ros"
-    for executable in ("planner_node", "robot_standin_node", "robot_skills_node", "speech_node", "voxposer_node"):
+    for executable in ("planner_node", "robot_standin_node", "robot_skills_node", "speech_node", "voxposer_node",
+                       "perception_node"):
         path = install / "lib" / "conceptagent_ros" / executable
         assert path.is_file() and os.access(path, os.X_OK), executable
     share = install / "share" / "conceptagent_ros"

@@ -48,7 +48,8 @@ def write_bag(folder: Path, storage: str, depth_encoding: str, pose_kind: str, f
     Header, Time = msgs["std_msgs/msg/Header"], msgs["builtin_interfaces/msg/Time"]
     Image, Info = msgs["sensor_msgs/msg/Image"], msgs["sensor_msgs/msg/CameraInfo"]
     RegionOfInterest = msgs["sensor_msgs/msg/RegionOfInterest"]
-    Pose, Point, Quaternion = msgs["geometry_msgs/msg/Pose"], msgs["geometry_msgs/msg/Point"], msgs["geometry_msgs/msg/Quaternion"]
+    Pose, Point = msgs["geometry_msgs/msg/Pose"], msgs["geometry_msgs/msg/Point"]
+    Quaternion = msgs["geometry_msgs/msg/Quaternion"]
     topics = {"rgb": "/camera/color/image_raw", "depth": "/camera/depth/image_raw", "info": "/camera/color/camera_info",
               "pose": "/camera/pose" if pose_kind == "pose" else "/odom"}
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3

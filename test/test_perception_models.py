@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tiny_vision_models as tiny
+
 from conceptagent_ros.perception.config import (
     PerceptionSpec,
     build_detector,

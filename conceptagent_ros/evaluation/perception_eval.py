@@ -18,7 +18,7 @@ from conceptagent_ros.scene.fusion import ObjectMap
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.household_geometry import Box, layout
 from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
-from conceptagent_ros.sim.rgbd_camera import CameraConfig
+from conceptagent_ros.sim.rgbd_camera import DEFAULT_CAMERA, CameraConfig
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
 
@@ -100,7 +100,7 @@ def survey_route(world: World) -> list[SkillCall]:
     return calls
 
 
-def survey_scene(scene_name: str, camera: CameraConfig = CameraConfig(), seed: int = 0) -> tuple[MapScore, PerceivingRobot]:
+def survey_scene(scene_name: str, camera: CameraConfig = DEFAULT_CAMERA, seed: int = 0) -> tuple[MapScore, PerceivingRobot]:
     """Drive the survey route with the camera on, then score the map against the final truth."""
     world = World(load_scene(scene_name), seed=seed)
     seen: set[str] = set()

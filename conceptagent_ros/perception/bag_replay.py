@@ -73,7 +73,7 @@ def replay_bag(path: str | Path, topics: BagTopics, pipeline: FramePipeline, *, 
         intrinsics: Intrinsics | None = None
         small = [by_topic[topics.camera_info]] + ([by_topic[topics.pose]] if topics.pose else [])
         for conn, _, raw in reader.messages(connections=small):
-            msg = reader.deserialize(raw, conn.msgtype)
+            msg: Any = reader.deserialize(raw, conn.msgtype)
             if conn.topic == topics.camera_info:
                 intrinsics = intrinsics or camera_info_intrinsics(msg)
             else:
@@ -127,8 +127,8 @@ def replay_bag(path: str | Path, topics: BagTopics, pipeline: FramePipeline, *, 
         for conn, _, raw in reader.messages(connections=[by_topic[topics.rgb], by_topic[topics.depth]]):
             if max_frames is not None and report.frames >= max_frames:
                 break
-            msg = reader.deserialize(raw, conn.msgtype)
-            sync.add(streams[conn.topic], stamp_seconds(msg.header), msg)
+            image: Any = reader.deserialize(raw, conn.msgtype)
+            sync.add(streams[conn.topic], stamp_seconds(image.header), image)
         report.dropped_unpaired = sync.dropped
     finally:
         reader.close()

@@ -21,7 +21,8 @@ class _Strict(BaseModel):
 
 
 class DetectorSpec(_Strict):
-    kind: Literal["owlv2", "owlvit", "grounding_dino", "yolo_world", "sam_automatic", "oracle", "plugin"] = "owlv2"
+    kind: Literal["owlv2", "owlvit", "grounding_dino", "yolo_world", "sam_automatic", "oracle", "sim_paint",
+                  "plugin"] = "owlv2"
     model: str = "google/owlv2-base-patch16-ensemble"
     weights: str = "~/.cache/conceptagent/models/yolov8s-worldv2.pt"
     weights_url: str = ""
@@ -110,6 +111,10 @@ def build_detector(spec: PerceptionSpec) -> Detector:
                               pred_iou_thresh=s.pred_iou_thresh, stability_score_thresh=s.stability_score_thresh)
     if d.kind == "plugin":
         return _plugin(d.plugin, d.plugin_args)
+    if d.kind == "sim_paint":
+        from conceptagent_ros.perception.detectors.sim_paint import SimPaintDetector
+
+        return SimPaintDetector()
     raise ConfigError("the oracle detector reads a simulator's instance ids: it works on the embedded camera "
                       "(`run --perception camera`, `perceive --scene`), not on recorded images")
 
@@ -131,8 +136,8 @@ def _plugin(target: str, args: dict[str, Any]) -> Detector:
 
 
 def build_segmenter(spec: PerceptionSpec) -> Segmenter | None:
-    if spec.segmenter.kind == "box" or spec.detector.kind in ("sam_automatic", "oracle"):
-        return None  # automatic masks and the oracle come with their masks
+    if spec.segmenter.kind == "box" or spec.detector.kind in ("sam_automatic", "oracle", "sim_paint"):
+        return None  # automatic masks, the oracle and the paint detector come with their masks
     from conceptagent_ros.perception.segmenters import SamSegmenter
 
     return SamSegmenter(spec.segmenter.model_type, spec.segmenter.checkpoint, spec.device)

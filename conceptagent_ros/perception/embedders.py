@@ -3,6 +3,7 @@ query texts, as unit vectors."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,5 +50,5 @@ class ClipEmbedder:
 
 def _tensor(feats: object) -> np.ndarray:
     """get_*_features returns a tensor, or (newer transformers) an output whose pooler holds it."""
-    value = getattr(feats, "pooler_output", feats)
-    return value.detach().cpu().numpy()  # type: ignore[union-attr]
+    value: Any = getattr(feats, "pooler_output", feats)
+    return value.detach().cpu().numpy()  # type: ignore[no-any-return]

@@ -13,8 +13,8 @@ import math
 import statistics
 import sys
 import time
-from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -54,7 +54,8 @@ def table_scene(masks: int) -> tuple[RenderScene, list[Box]]:
         x = -1.05 + 2.1 * (c + 0.5) / cols
         y = -0.5 + 1.0 * (r + 0.5) / rows
         size = 0.08 + 0.04 * (i % 3)
-        boxes.append(Box(f"{kinds[i % len(kinds)]}_{i}", kinds[i % len(kinds)], (x, y, 0.75 + size / 2 + 0.001), (size, size, size)))
+        kind = kinds[i % len(kinds)]
+        boxes.append(Box(f"{kind}_{i}", kind, (x, y, 0.75 + size / 2 + 0.001), (size, size, size)))
     return RenderScene(boxes, Room("room_1", "kitchen", (-3.0, -3.0, 3.0, 3.0))), boxes
 
 
@@ -73,7 +74,7 @@ def masks_of(frame: Frame) -> list[tuple[str, np.ndarray]]:
     return [(frame.instance_names[i].rsplit("_", 1)[0], ids == i) for i in np.unique(ids[ids >= 0])]
 
 
-def run(frames_total: int, masks: int, out: object = sys.stdout) -> dict[str, float]:
+def run(frames_total: int, masks: int, out: TextIO = sys.stdout) -> dict[str, float]:
     camera = CameraConfig(width=640, height=480, horizontal_fov_deg=70.0)
     scene, _ = table_scene(masks)
     ring = frames_around(scene, 60, camera)
@@ -124,7 +125,7 @@ def run(frames_total: int, masks: int, out: object = sys.stdout) -> dict[str, fl
     return {"fps": fps, "rss_start": rss_start, "rss_end": rss_end, "query_ms": query_ms, **medians}
 
 
-def query_latency(out: object = sys.stdout, objects: int = 1000, dim: int = 512) -> float:
+def query_latency(out: TextIO = sys.stdout, objects: int = 1000, dim: int = 512) -> float:
     rng = np.random.default_rng(0)
     vocab = ["cup", "bowl", "chair", "table", "lamp", "book", "plant", "bottle", "shoe", "laptop"]
     m = ObjectMap()
@@ -133,14 +134,14 @@ def query_latency(out: object = sys.stdout, objects: int = 1000, dim: int = 512)
         emb /= np.linalg.norm(emb)
         pts = rng.normal(rng.uniform(-20, 20, 3), 0.05, (200, 3))
         label = vocab[i % len(vocab)]
-        m.objects[f"{label}_{i}"] = MapObject(f"{label}_{i}", pts, Counter({label: 1.0}), emb, 1, 0.0, 0.0)
+        m.objects[f"{label}_{i}"] = MapObject(f"{label}_{i}", pts, {label: 1.0}, emb, 1, 0.0, 0.0)
     text = rng.normal(size=dim).astype(np.float32)
 
     class FixedText:  # the text embedding is CLIP's cost, not the map's: a fixed vector here
-        def embed_texts(self, texts: list[str]) -> np.ndarray:
+        def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
             return text[None, :]
 
-        def embed_images(self, crops: list[np.ndarray]) -> np.ndarray:
+        def embed_images(self, crops: Sequence[np.ndarray]) -> np.ndarray:
             raise NotImplementedError
 
     for o in m.objects.values():  # boxes are derived lazily; a live map has them already
@@ -160,7 +161,7 @@ def query_latency(out: object = sys.stdout, objects: int = 1000, dim: int = 512)
     return q
 
 
-def network_times(config: str | None = None, frames: int = 10, out: object = sys.stdout) -> dict[str, float]:
+def network_times(config: str | None = None, frames: int = 10, out: TextIO = sys.stdout) -> dict[str, float]:
     """Each configured network's time per 640x480 frame (20 boxes for the segmenter and embedder),
     on the configured device: run where the models and a GPU are."""
     from conceptagent_ros.perception.config import build_detector, build_embedder, build_segmenter, load_perception_spec

@@ -29,6 +29,9 @@ class GeometryConfig:
     small_mask: int = 1500
 
 
+DEFAULT_GEOMETRY = GeometryConfig()
+
+
 @dataclass(frozen=True)
 class OrientedBox:
     """Gravity-aligned box: objects rest on level surfaces, so only yaw is free."""

@@ -10,11 +10,21 @@ import numpy as np
 
 from conceptagent_ros.perception.detections import Detection, Detector, Embedder, Segmenter, box_mask, masked_crop, normalize_rows
 from conceptagent_ros.perception.frames import Frame
-from conceptagent_ros.perception.geometry import GeometryConfig, object_points
+from conceptagent_ros.perception.geometry import DEFAULT_GEOMETRY, GeometryConfig, object_points
 from conceptagent_ros.scene.fusion import Detection3D, FusionStats, ObjectMap
 
 STAGES = ("detect", "segment", "embed", "geometry", "fusion")
 UNLABELLED = "object"  # what automatic masks are called until CLIP names them
+
+
+@dataclass(frozen=True)
+class LiftedDetection:
+    """What a node publishes of a detection: its label, score, pixel box and 3D centroid."""
+
+    label: str
+    score: float
+    box: tuple[float, float, float, float]
+    centroid: tuple[float, float, float] | None
 
 
 @dataclass
@@ -23,11 +33,12 @@ class FrameReport:
     objects: int
     fusion: FusionStats
     seconds: dict[str, float] = field(default_factory=dict)
+    last_detections: list[LiftedDetection] = field(default_factory=list)
 
 
 class FramePipeline:
     def __init__(self, detector: Detector, object_map: ObjectMap, segmenter: Segmenter | None = None,
-                 embedder: Embedder | None = None, geometry: GeometryConfig = GeometryConfig(),
+                 embedder: Embedder | None = None, geometry: GeometryConfig = DEFAULT_GEOMETRY,
                  vocabulary: Sequence[str] = ()):
         self.detector = detector
         self.segmenter = segmenter
@@ -79,14 +90,18 @@ class FramePipeline:
         """The stages after the networks: geometry and fusion (what the fusion benchmark times)."""
         t = time.perf_counter()
         lifted = []
+        summaries = []
         for det in detections:
             if det.mask is None:
                 continue
             points = object_points(frame, det.mask, self.geometry)
+            centroid = tuple(float(v) for v in points.mean(axis=0)) if points.shape[0] else None
+            summaries.append(LiftedDetection(det.label, det.score, det.box, centroid))  # type: ignore[arg-type]
             lifted.append(Detection3D(det.label, det.score, points, det.embedding, det.instance_hint, det.state,
                                       downsampled_at=self.geometry.voxel))
         geometry_s = time.perf_counter() - t
         t = time.perf_counter()
         stats = self.map.integrate(lifted, frame)
         fusion_s = time.perf_counter() - t
-        return FrameReport(len(detections), len(self.map.objects), stats, {"geometry": geometry_s, "fusion": fusion_s})
+        return FrameReport(len(detections), len(self.map.objects), stats, {"geometry": geometry_s, "fusion": fusion_s},
+                           summaries)

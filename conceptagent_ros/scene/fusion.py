@@ -76,7 +76,7 @@ class Detection3D:
 class MapObject:
     id: str
     points: np.ndarray
-    label_votes: Counter[str]
+    label_votes: dict[str, float]  # label -> summed detection scores
     embedding: np.ndarray | None
     detections: int
     first_seen: float
@@ -92,7 +92,7 @@ class MapObject:
 
     @property
     def label(self) -> str:
-        return self.label_votes.most_common(1)[0][0]
+        return max(self.label_votes, key=lambda k: (self.label_votes[k], k))
 
     @property
     def centroid(self) -> np.ndarray:
@@ -161,7 +161,7 @@ class MapObject:
         emb = data.get("embedding")
         return cls(
             id=str(data["id"]), points=np.asarray(data["points"], dtype=float).reshape(-1, 3),
-            label_votes=Counter({str(k): float(v) for k, v in data["label_votes"].items()}),  # type: ignore[misc]
+            label_votes={str(k): float(v) for k, v in data["label_votes"].items()},
             embedding=None if emb is None else np.asarray(emb, dtype=np.float32),
             detections=int(data["detections"]), first_seen=float(data["first_seen"]),
             last_seen=float(data["last_seen"]), misses=int(data.get("misses", 0)),
@@ -290,7 +290,7 @@ class ObjectMap:
     def _add(self, det: Detection3D, points: np.ndarray, t: float) -> MapObject:
         obj = MapObject(
             id=self._new_id(det.label, det.instance_hint), points=self._bounded(points),
-            label_votes=Counter({det.label: det.score}), embedding=None if det.embedding is None else det.embedding.copy(),
+            label_votes={det.label: det.score}, embedding=None if det.embedding is None else det.embedding.copy(),
             detections=1, first_seen=t, last_seen=t, state=dict(det.state),
             hint_votes=Counter([det.instance_hint] if det.instance_hint else []),
         )
@@ -306,7 +306,7 @@ class ObjectMap:
 
     def _merge_detection(self, obj: MapObject, det: Detection3D, points: np.ndarray, t: float) -> bool:
         grew = obj.add_points(points, self.config.voxel, self.config.max_points)
-        obj.label_votes[det.label] += det.score
+        obj.label_votes[det.label] = obj.label_votes.get(det.label, 0.0) + det.score
         if det.embedding is not None:
             if obj.embedding is None:
                 obj.embedding = det.embedding.copy()
@@ -357,7 +357,8 @@ class ObjectMap:
 
     def _absorb(self, keep: MapObject, gone: MapObject) -> None:
         keep.add_points(gone.points, self.config.voxel, self.config.max_points)
-        keep.label_votes.update(gone.label_votes)
+        for label, votes in gone.label_votes.items():
+            keep.label_votes[label] = keep.label_votes.get(label, 0.0) + votes
         keep.hint_votes.update(gone.hint_votes)
         if keep.embedding is not None and gone.embedding is not None:
             mean = keep.embedding * keep.detections + gone.embedding * gone.detections

@@ -47,7 +47,7 @@ def save_map(object_map: ObjectMap, path: str | Path, extra: dict[str, Any] | No
     return out
 
 
-def load_map(path: str | Path, config: FusionConfig = FusionConfig()) -> ObjectMap:
+def load_map(path: str | Path, config: FusionConfig | None = None) -> ObjectMap:
     source = Path(path)
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
@@ -56,7 +56,7 @@ def load_map(path: str | Path, config: FusionConfig = FusionConfig()) -> ObjectM
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{source}: not an object map (format {data.get('format') if isinstance(data, dict) else '?'!r}, "
                          f"expected {FORMAT!r})")
-    object_map = ObjectMap(config)
+    object_map = ObjectMap(config or FusionConfig())
     try:
         for raw in data["objects"]:
             obj = MapObject.from_json(raw)

@@ -181,8 +181,8 @@ def front_towards(box: Box, room_centre: tuple[float, float]) -> tuple[float, fl
 def _free_offset(holder: Box, along_x: bool, length: float, width: float, taken: list[Box], count: int) -> float | None:
     """The middle of the widest stretch of the holder's row that no other thing on it covers."""
     axis = 0 if along_x else 1
-    spans = sorted((b.center[axis] - holder.center[axis] - b.size[axis] / 2, b.center[axis] - holder.center[axis] + b.size[axis] / 2)
-                   for b in taken)
+    offsets = [(b.center[axis] - holder.center[axis], b.size[axis] / 2) for b in taken]
+    spans = sorted((middle - half, middle + half) for middle, half in offsets)
     edges = [-length / 2.0] + [v for span in spans for v in span] + [length / 2.0]
     gaps = [(edges[i + 1] - edges[i], (edges[i] + edges[i + 1]) / 2.0) for i in range(0, len(edges), 2)]
     widest, middle = max(gaps)

@@ -23,7 +23,7 @@ from conceptagent_ros.scene.model import SceneObject
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.relations3d import spatial_relations
 from conceptagent_ros.sim.household_geometry import Box, free_station, layout
-from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene, turn_on_the_spot
+from conceptagent_ros.sim.rgbd_camera import DEFAULT_CAMERA, CameraConfig, RenderScene, turn_on_the_spot
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
@@ -56,7 +56,7 @@ class PerceptionLog:
 class PerceivingRobot:
     """RobotInterface over a World, seeing through a camera and a fused map."""
 
-    def __init__(self, world: World, detector: Detector | None = None, camera: CameraConfig = CameraConfig(),
+    def __init__(self, world: World, detector: Detector | None = None, camera: CameraConfig = DEFAULT_CAMERA,
                  object_map: ObjectMap | None = None, seed: int = 0,
                  frame_hook: Callable[[Frame], None] | None = None):
         from conceptagent_ros.perception.detectors.oracle import OracleDetector

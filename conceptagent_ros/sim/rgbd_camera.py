@@ -35,6 +35,9 @@ class CameraConfig:
         return Intrinsics.from_fov(self.width, self.height, self.horizontal_fov_deg)
 
 
+DEFAULT_CAMERA = CameraConfig()
+
+
 def category_colour(category: str) -> np.ndarray:
     """The simulator's paint for a kind of thing (stable across runs)."""
     h = 7
@@ -91,7 +94,8 @@ class RenderScene:
         if room is not None:
             x0, y0, x1, y1 = room.bounds
             t = 0.05
-            floor = self.scene.add_triangles(_box_mesh(((x0 + x1) / 2, (y0 + y1) / 2, -t / 2), (x1 - x0 + 2 * t, y1 - y0 + 2 * t, t)))
+            floor = self.scene.add_triangles(
+                _box_mesh(((x0 + x1) / 2, (y0 + y1) / 2, -t / 2), (x1 - x0 + 2 * t, y1 - y0 + 2 * t, t)))
             self._background_colour[floor] = np.array([150, 140, 130], dtype=np.float32)
             walls = [((x0 - t / 2, (y0 + y1) / 2), (t, y1 - y0)), ((x1 + t / 2, (y0 + y1) / 2), (t, y1 - y0)),
                      (((x0 + x1) / 2, y0 - t / 2), (x1 - x0, t)), (((x0 + x1) / 2, y1 + t / 2), (x1 - x0, t))]
@@ -107,7 +111,7 @@ class RenderScene:
         k = config.intrinsics()
         camera_T_world = np.linalg.inv(world_T_camera)
         rays = o3d.t.geometry.RaycastingScene.create_rays_pinhole(
-            intrinsic_matrix=o3d.core.Tensor(k.k()), extrinsic_matrix=o3d.core.Tensor(camera_T_world),
+            intrinsic_matrix=o3d.core.Tensor(k.k()), extrinsic_matrix=o3d.core.Tensor(camera_T_world),  # type: ignore[call-overload]
             width_px=k.width, height_px=k.height)
         hit = self.scene.cast_rays(rays)
         t_hit = hit["t_hit"].numpy()

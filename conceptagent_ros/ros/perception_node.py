@@ -1,0 +1,276 @@
+"""Perception: RGB-D frames with camera poses in, a live open-vocabulary 3D object map out.
+
+A lifecycle node: the detector, segmenter and embedder load in on_configure (config/perception.yaml
+or the `config` parameter) and are freed in on_cleanup; frames are only processed while active.
+With autostart (default) main() configures and activates it.
+
+Subscribes:  rgb (sensor_msgs/Image), depth (sensor_msgs/Image, 16UC1 mm or 32FC1 m), camera_info
+             (sensor_msgs/CameraInfo) -- sensor QoS, depth 1: under a flood of frames it drops, it
+             never queues; colour and depth paired by approximate time (message_filters where
+             installed, an equivalent of our own where not)
+             camera pose: from TF (pose_source=tf: `world_frame` -> the image's frame at its stamp,
+             tf2_ros where installed) or from a topic (pose_source=topic: `pose` as PoseStamped or
+             Odometry, nearest in time)
+Publishes:   perceived_graph (conceptagent_ros/SceneGraph)  the fused objects and their on/in/near
+             detections (conceptagent_ros/ObjectDetections) each frame's detections
+             perception_markers (visualization_msgs/MarkerArray) boxes, labels and relations for rviz
+Services:    perception/query_objects (QueryObjects)   text -> objects, best first, with scores
+             perception/get_scene_graph (GetSceneGraph)
+Parameters:  config (string, ""): perception YAML; detector (string, ""): override its detector kind;
+             vocabulary (string[]): what to look for (default: the config's); pose_source (tf | topic);
+             pose_type (PoseStamped | Odometry); pose_frame (optical | link); world_frame (string, map);
+             slop (double, 0.05 s); max_pose_gap (double, 0.2 s); autostart (bool, true)
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import Point, PoseStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.time import Time
+from sensor_msgs.msg import CameraInfo, Image
+from visualization_msgs.msg import MarkerArray
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.msg import ObjectDetection, ObjectDetections, SceneGraph
+from conceptagent_ros.perception.frames import Frame, Intrinsics
+from conceptagent_ros.perception.pipeline import FramePipeline
+from conceptagent_ros.perception.ros_images import camera_info_intrinsics, image_to_numpy, pose_to_matrix, stamp_seconds
+from conceptagent_ros.perception.sync import ApproximateSync, nearest
+from conceptagent_ros.ros.conversions.perception import map_markers, map_to_graph_msg
+from conceptagent_ros.ros.spin import run_node
+from conceptagent_ros.scene.fusion import ObjectMap
+from conceptagent_ros.scene.object_query import query_objects
+from conceptagent_ros.srv import GetSceneGraph, QueryObjects
+
+
+class PerceptionNode(LifecycleNode):
+    __doc__ = __doc__
+
+    def __init__(self, node_name: str = "perception", namespace: str = "", **kwargs: Any):
+        super().__init__(node_name, namespace=namespace, **kwargs)
+        d = ParameterDescriptor
+        self.declare_parameter("config", "", d(description="perception YAML (default config/perception.yaml)"))
+        self.declare_parameter("detector", "", d(description="detector kind, overriding the config's"))
+        self.declare_parameter("vocabulary", [""], d(description="what to look for (default: the config's)"))
+        self.declare_parameter("pose_source", "topic", d(description="tf | topic"))
+        self.declare_parameter("pose_type", "PoseStamped", d(description="PoseStamped | Odometry (pose_source=topic)"))
+        self.declare_parameter("pose_frame", "optical", d(description="optical | link: what the pose is of"))
+        self.declare_parameter("world_frame", "map", d(description="fixed frame of the map"))
+        self.declare_parameter("slop", 0.05, d(description="seconds colour and depth may differ"))
+        self.declare_parameter("max_pose_gap", 0.2, d(description="seconds between a frame and its pose"))
+        self.declare_parameter("autostart", True, d(description="configure and activate at start"))
+        self.pipeline: FramePipeline | None = None
+        self.embedder: Any = None
+        self.intrinsics: Intrinsics | None = None
+        self.poses: deque[tuple[float, np.ndarray]] = deque(maxlen=200)
+        self.frames = 0
+        self.dropped = 0
+        self.busy_seconds = 0.0
+        self.latest_stamp: Any = None
+        self._lock = threading.Lock()
+        self._active = False
+        self._sync: Any = None
+        self._tf: Any = None
+        reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        self.graph_pub = self.create_publisher(SceneGraph, "perceived_graph", reliable)
+        self.detections_pub = self.create_publisher(ObjectDetections, "detections", 5)
+        self.marker_pub = self.create_publisher(MarkerArray, "perception_markers", 1)
+        services = ReentrantCallbackGroup()
+        self.create_service(QueryObjects, "perception/query_objects", self._query, callback_group=services)
+        self.create_service(GetSceneGraph, "perception/get_scene_graph", self._get_graph, callback_group=services)
+        # One group for the images: a frame is processed while the next ones wait in DDS (depth 1)
+        self._images = MutuallyExclusiveCallbackGroup()
+        self._subs: list[Any] = []
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        from conceptagent_ros.perception.config import build_detector, build_embedder, build_segmenter, load_perception_spec
+
+        try:
+            spec = load_perception_spec(self.get_parameter("config").value or None)
+            kind = self.get_parameter("detector").value
+            if kind:
+                spec = spec.model_copy(update={"detector": spec.detector.model_copy(update={"kind": kind})})
+            vocabulary = [v for v in self.get_parameter("vocabulary").value if v] or spec.vocabulary
+            self.embedder = build_embedder(spec)
+            self.pipeline = FramePipeline(build_detector(spec), ObjectMap(spec.fusion_config()), build_segmenter(spec),
+                                          self.embedder, spec.geometry_config(), vocabulary)
+        except (ConceptAgentError, ImportError) as e:
+            self.get_logger().error(f"perception models not loaded: {e}")
+            return TransitionCallbackReturn.FAILURE
+        self.get_logger().info(f"perception: {spec.detector.kind} detector, {spec.segmenter.kind} segmenter, "
+                               f"{spec.embedder.kind} embedder, {len(vocabulary)} words")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        sensor = qos_profile_sensor_data  # best effort, keep last 5...
+        sensor = QoSProfile(depth=1, reliability=sensor.reliability, durability=sensor.durability)  # ...made depth 1
+        self._subs.append(self.create_subscription(CameraInfo, "camera_info", self._camera_info, sensor))
+        if self.get_parameter("pose_source").value == "topic":
+            kind = PoseStamped if self.get_parameter("pose_type").value == "PoseStamped" else Odometry
+            self._subs.append(self.create_subscription(kind, "pose", self._pose, 20))
+        else:
+            self._tf = _tf_buffer(self)
+        self._subscribe_images(sensor)
+        self._active = True
+        return super().on_activate(state)
+
+    def _subscribe_images(self, qos: QoSProfile) -> None:
+        slop = float(self.get_parameter("slop").value)
+        try:
+            import message_filters  # not pip-installable; present in a ROS install
+
+            rgb = message_filters.Subscriber(self, Image, "rgb", qos_profile=qos, callback_group=self._images)
+            depth = message_filters.Subscriber(self, Image, "depth", qos_profile=qos, callback_group=self._images)
+            self._sync = message_filters.ApproximateTimeSynchronizer([rgb, depth], queue_size=2, slop=slop)
+            self._sync.registerCallback(self._on_pair)
+            self._subs += [rgb, depth]
+        except ImportError:
+            self._sync = ApproximateSync(2, self._on_pair, slop=slop, queue_size=2)
+            for index, topic in enumerate(("rgb", "depth")):
+                self._subs.append(self.create_subscription(
+                    Image, topic, lambda m, i=index: self._sync.add(i, stamp_seconds(m.header), m), qos,
+                    callback_group=self._images))
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._active = False
+        for sub in self._subs:
+            if hasattr(sub, "sub"):  # message_filters.Subscriber
+                self.destroy_subscription(sub.sub)
+            else:
+                self.destroy_subscription(sub)
+        self._subs = []
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.pipeline, self.embedder = None, None
+        return TransitionCallbackReturn.SUCCESS
+
+    # -- input -----------------------------------------------------------------------------------------
+    def _camera_info(self, msg: CameraInfo) -> None:
+        try:
+            self.intrinsics = camera_info_intrinsics(msg)
+        except ValueError as e:
+            self.get_logger().error(f"camera_info ignored: {e}", throttle_duration_sec=5.0)
+
+    def _pose(self, msg: Any) -> None:
+        try:
+            matrix = pose_to_matrix(msg, self.get_parameter("pose_frame").value)
+        except ValueError as e:
+            self.get_logger().error(f"pose ignored: {e}", throttle_duration_sec=5.0)
+            return
+        with self._lock:
+            self.poses.append((stamp_seconds(msg.header), matrix))
+
+    def _pose_at(self, stamp: float, frame_id: str) -> np.ndarray | None:
+        if self._tf is not None:
+            try:
+                t = self._tf.lookup_transform(self.get_parameter("world_frame").value, frame_id,
+                                              Time(seconds=stamp).to_msg())
+            except Exception as e:  # tf2 raises several lookup errors; each means no pose for this frame
+                self.get_logger().warning(f"no camera pose from TF: {e}", throttle_duration_sec=5.0)
+                return None
+            return pose_to_matrix(t, "optical")
+        with self._lock:
+            if not self.poses:
+                return None
+            stamps = [s for s, _ in self.poses]
+            order = np.argsort(stamps)
+            i = nearest([stamps[j] for j in order], stamp)
+            s, matrix = self.poses[int(order[i])]
+        return matrix if abs(s - stamp) <= self.get_parameter("max_pose_gap").value else None
+
+    def _on_pair(self, rgb_msg: Image, depth_msg: Image) -> None:
+        if not self._active or self.pipeline is None:
+            return
+        if self.intrinsics is None:
+            self.get_logger().warning("frames wait for camera_info", throttle_duration_sec=5.0)
+            return
+        stamp = stamp_seconds(rgb_msg.header)
+        pose = self._pose_at(stamp, rgb_msg.header.frame_id)
+        if pose is None:
+            self.dropped += 1
+            self.get_logger().warning("a frame without a camera pose was dropped", throttle_duration_sec=5.0)
+            return
+        start = time.perf_counter()
+        try:
+            frame = Frame(image_to_numpy(rgb_msg), image_to_numpy(depth_msg), self.intrinsics, pose, stamp,
+                          rgb_msg.header.frame_id)
+            report = self.pipeline.process(frame)
+        except ValueError as e:
+            self.dropped += 1
+            self.get_logger().error(f"frame dropped: {e}", throttle_duration_sec=5.0)
+            return
+        self.busy_seconds += time.perf_counter() - start
+        self.frames += 1
+        self.latest_stamp = rgb_msg.header.stamp
+        self._publish(rgb_msg.header.stamp, report)
+
+    # -- output ----------------------------------------------------------------------------------------
+    def _publish(self, stamp: Any, report: Any) -> None:
+        assert self.pipeline is not None
+        frame_id = self.get_parameter("world_frame").value
+        with self._lock:
+            graph = map_to_graph_msg(self.pipeline.map, stamp, frame_id, self.pipeline.vocabulary)
+            markers = map_markers(self.pipeline.map, stamp, frame_id)
+        self.graph_pub.publish(graph)
+        self.marker_pub.publish(markers)
+        dets = ObjectDetections()
+        dets.header.stamp, dets.header.frame_id = stamp, frame_id
+        for det in report.last_detections:
+            d = ObjectDetection(label=det.label, score=float(det.score), x0=float(det.box[0]), y0=float(det.box[1]),
+                                x1=float(det.box[2]), y1=float(det.box[3]))
+            c = det.centroid if det.centroid is not None else (float("nan"),) * 3
+            d.centroid = Point(x=float(c[0]), y=float(c[1]), z=float(c[2]))
+            dets.detections.append(d)
+        self.detections_pub.publish(dets)
+
+    def _query(self, request: QueryObjects.Request, response: QueryObjects.Response) -> QueryObjects.Response:
+        if self.pipeline is None or not request.text.strip():
+            return response
+        limit = request.max_results or max(1, len(self.pipeline.map.objects))
+        with self._lock:
+            hits = query_objects(list(self.pipeline.map.objects.values()), request.text, self.embedder, top_k=limit)
+            graph = map_to_graph_msg(self.pipeline.map, self.get_clock().now().to_msg(),
+                                     self.get_parameter("world_frame").value, self.pipeline.vocabulary)
+        by_id = {o.id: o for o in graph.objects}
+        response.objects = [by_id[h.id] for h in hits if h.id in by_id]
+        response.scores = [float(h.score) for h in hits if h.id in by_id]
+        return response
+
+    def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
+        if self.pipeline is not None:
+            with self._lock:
+                response.graph = map_to_graph_msg(self.pipeline.map, self.latest_stamp or self.get_clock().now().to_msg(),
+                                                  self.get_parameter("world_frame").value, self.pipeline.vocabulary)
+        return response
+
+
+def _tf_buffer(node: LifecycleNode) -> Any:
+    try:  # not pip-installable: TF where ROS is installed
+        from tf2_ros import Buffer, TransformListener
+    except ImportError as e:
+        raise ConceptAgentError("pose_source=tf needs tf2_ros (a ROS install); on pip use pose_source=topic") from e
+    buffer = Buffer()
+    node._tf_listener = TransformListener(buffer, node)  # type: ignore[attr-defined]  # kept alive with the node
+    return buffer
+
+
+def autostart(node: PerceptionNode) -> None:
+    if node.get_parameter("autostart").value:
+        if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+            raise SystemExit(2)  # on_configure logged what failed to load
+        node.trigger_activate()
+
+
+def main(args: list[str] | None = None) -> None:
+    run_node(PerceptionNode, threads=3, args=args, before_spin=autostart)

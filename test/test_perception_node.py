@@ -1,0 +1,233 @@
+"""The perception node under real rclpy: RGB-D, CameraInfo and poses in; the fused graph,
+detections, markers and the query services out; models loaded in lifecycle configure; and a
+flood of frames at ten times camera rate dropped, not queued."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from ros_helpers import require_ros, wait_future, wait_until
+
+require_ros()
+
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.lifecycle import TransitionCallbackReturn  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
+
+from conceptagent_ros.msg import ObjectDetections, SceneGraph  # noqa: E402
+from conceptagent_ros.perception.frames import look_at  # noqa: E402
+from conceptagent_ros.perception.ros_images import numpy_to_image_fields  # noqa: E402
+from conceptagent_ros.scene.loader import load_scene  # noqa: E402
+from conceptagent_ros.sim.household_geometry import layout  # noqa: E402
+from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene  # noqa: E402
+
+TARGETS = ["fridge", "dining_table", "shelf"]
+
+
+@pytest.fixture(scope="module")
+def frames():
+    scene = load_scene("studio_kitchen")
+    render = RenderScene(layout(scene).values(), scene.rooms["kitchen_1"])
+    camera = CameraConfig(width=160, height=120)
+    out = []
+    for i in range(8):
+        a = 2 * math.pi * i / 8
+        eye = (3.0, 2.5, 1.4)
+        pose = look_at(eye, (3.0 + 3 * math.cos(a), 2.5 + 3 * math.sin(a), 0.6))
+        out.append((pose, render.render(pose, camera)))
+    return out, camera.intrinsics()
+
+
+def config_file(tmp_path: Path) -> str:
+    path = tmp_path / "perception.yaml"
+    path.write_text(yaml.safe_dump({"detector": {"kind": "sim_paint"}, "segmenter": {"kind": "box"},
+                                    "embedder": {"kind": "none"}, "vocabulary": TARGETS}))
+    return str(path)
+
+
+def perception_node(context, **params):
+    from conceptagent_ros.ros.perception_node import PerceptionNode
+
+    return PerceptionNode(context=context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+
+
+class Camera:
+    """Publishes frames as a camera driver does: Image rgb8 + 32FC1, CameraInfo, PoseStamped."""
+
+    def __init__(self, context, intrinsics):
+        self.node = Node("fake_camera", context=context)
+        self.rgb = self.node.create_publisher(Image, "rgb", qos_profile_sensor_data)
+        self.depth = self.node.create_publisher(Image, "depth", qos_profile_sensor_data)
+        self.info = self.node.create_publisher(CameraInfo, "camera_info", qos_profile_sensor_data)
+        self.pose = self.node.create_publisher(PoseStamped, "pose", 20)
+        self.k = intrinsics
+        self.sent = 0
+
+    def prepare(self, pose: np.ndarray, frame) -> tuple:
+        """The messages of one shot, built once: a flood re-stamps and sends them."""
+        from test_perceive_bag import _rotation_to_quaternion
+
+        info = CameraInfo(width=self.k.width, height=self.k.height)
+        info.k = [float(v) for v in self.k.k().reshape(-1)]
+        p = PoseStamped()
+        p.header.frame_id = "map"
+        p.pose.position.x, p.pose.position.y, p.pose.position.z = (float(v) for v in pose[:3, 3])
+        q = _rotation_to_quaternion(pose[:3, :3])
+        p.pose.orientation.x, p.pose.orientation.y, p.pose.orientation.z, p.pose.orientation.w = q
+        images = []
+        for array in (frame.rgb, frame.depth):
+            fields = numpy_to_image_fields(array)
+            msg = Image(height=fields["height"], width=fields["width"], encoding=fields["encoding"],
+                        is_bigendian=0, step=fields["step"])
+            msg.data = fields["data"].tobytes()
+            msg.header.frame_id = "camera_optical"
+            images.append(msg)
+        return info, p, images[0], images[1]
+
+    def send(self, shot: tuple, stamp_s: float) -> None:
+        info, pose, rgb, depth = shot
+        sec, nsec = int(stamp_s), int((stamp_s % 1) * 1e9)
+        for msg in (info, pose, rgb, depth):
+            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+        self.info.publish(info)
+        self.pose.publish(pose)  # the pose first, as odometry runs ahead of the camera
+        self.rgb.publish(rgb)
+        self.depth.publish(depth)
+        self.sent += 1
+
+
+def spin(context, *nodes):
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    for node in nodes:
+        executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    return executor
+
+
+def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, frames, tmp_path):
+    from conceptagent_ros.srv import GetSceneGraph, QueryObjects
+
+    shots, k = frames
+    node = perception_node(ros_context, config=config_file(tmp_path))
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    node.trigger_activate()
+    camera = Camera(ros_context, k)
+    graphs: list[SceneGraph] = []
+    detections: list[ObjectDetections] = []
+    markers: list[MarkerArray] = []
+    watcher = Node("watcher", context=ros_context)
+    watcher.create_subscription(SceneGraph, "perceived_graph", graphs.append, 10)
+    watcher.create_subscription(ObjectDetections, "detections", detections.append, 10)
+    watcher.create_subscription(MarkerArray, "perception_markers", markers.append, 10)
+    executor = spin(ros_context, node, camera.node, watcher)
+    try:
+        wait_until(lambda: camera.rgb.get_subscription_count() > 0 and watcher.count_publishers("perceived_graph") > 0)
+        time.sleep(0.5)
+        for i, (pose, frame) in enumerate(shots):
+            camera.send(camera.prepare(pose, frame), 100.0 + 0.1 * i)
+            wait_until(lambda i=i: node.frames >= i + 1 or node.dropped > 0, timeout=10.0, what=f"frame {i} processed")
+        wait_until(lambda: graphs and {o.label for o in graphs[-1].objects} >= set(TARGETS), timeout=10.0,
+                   what="every target in the graph")
+        graph = graphs[-1]
+        truth = layout(load_scene("studio_kitchen"))
+        for obj in graph.objects:  # each box stands where the thing of that label stands
+            nearest = min(math.dist((obj.pose.position.x, obj.pose.position.y), b.center[:2])
+                          for b in truth.values() if b.category == obj.label)
+            assert nearest < 0.6, f"{obj.id} is {nearest:.2f} m from any {obj.label}"
+        assert graph.header.frame_id == "map" and graph.header.stamp.sec >= 100
+        assert detections and any(d.label in TARGETS for msg in detections for d in msg.detections)
+        assert markers and any(m.ns == "perception/boxes" for m in markers[-1].markers)
+        client = watcher.create_client(QueryObjects, "perception/query_objects")
+        assert client.wait_for_service(timeout_sec=5.0)
+        answer = wait_future(client.call_async(QueryObjects.Request(text="the fridge", max_results=2)))
+        assert answer.objects and answer.objects[0].label == "fridge" and answer.scores[0] >= answer.scores[-1]
+        whole = watcher.create_client(GetSceneGraph, "perception/get_scene_graph")
+        assert whole.wait_for_service(timeout_sec=5.0)
+        assert len(wait_future(whole.call_async(GetSceneGraph.Request())).graph.objects) == len(graph.objects)
+    finally:
+        executor.shutdown()
+
+
+def rss_mib() -> float:
+    with open("/proc/self/status", encoding="ascii") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def test_a_flood_of_frames_is_dropped_not_queued(ros_context, frames, tmp_path):
+    """Ten times camera rate (300 Hz) for four seconds from another process: the node keeps up by
+    dropping frames (DDS history depth 1, a pairing queue of two), so memory stays where it was."""
+    shots, k = frames
+    node = perception_node(ros_context, config=config_file(tmp_path))
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    node.trigger_activate()
+    camera = Camera(ros_context, k)
+    prepared = [camera.prepare(pose, frame) for pose, frame in shots]
+    executor = spin(ros_context, node, camera.node)
+    try:
+        wait_until(lambda: camera.rgb.get_subscription_count() > 0)
+        time.sleep(0.5)
+        for i in range(30):  # warm up at camera rate: the map and the allocator settle
+            camera.send(prepared[i % len(prepared)], 200.0 + i / 30.0)
+            time.sleep(1 / 30.0)
+        wait_until(lambda: node.frames > 5, timeout=10.0)
+        before, processed_before = rss_mib(), node.frames
+        flood = subprocess.run([sys.executable, str(Path(__file__).parent / "perception_flood.py"),
+                                str(ros_context.get_domain_id()), "300", "4"],
+                               capture_output=True, text=True, timeout=120)
+        assert flood.returncode == 0, flood.stderr
+        sent = int(flood.stdout.split()[-1])
+        time.sleep(1.0)
+        after = rss_mib()
+        processed = node.frames - processed_before
+        sync = node._sync
+        assert sent >= 900, f"the flood was only {sent} frames in 4 s"
+        assert 0 < processed < sent, f"{processed} of {sent} frames processed: the node did not drop"
+        assert sync is None or not hasattr(sync, "_queues") or all(len(q) <= sync.queue_size for q in sync._queues)
+        assert after - before < 60, f"memory grew {after - before:.0f} MiB under the flood"
+    finally:
+        executor.shutdown()
+
+
+def test_configure_fails_with_a_reason_when_models_are_missing(ros_context, tmp_path):
+    path = tmp_path / "perception.yaml"
+    path.write_text(yaml.safe_dump({"detector": {"kind": "owlv2", "model": str(tmp_path / "no_such_model")},
+                                    "embedder": {"kind": "none"}, "segmenter": {"kind": "box"}}))
+    node = perception_node(ros_context, config=str(path))
+    assert node.trigger_configure() == TransitionCallbackReturn.FAILURE
+    assert node.pipeline is None
+
+
+def test_the_robot_params_file_names_only_parameters_the_node_declares(ros_context):
+    params = yaml.safe_load((Path(__file__).resolve().parent.parent / "config" / "ros" / "robot.yaml").read_text())
+    given = set(params["/conceptagent/perception"]["ros__parameters"])
+    node = perception_node(ros_context)
+    declared = {name for name in node._parameters if name != "use_sim_time"}
+    assert given <= declared, f"unknown parameters: {given - declared}"
+    node.destroy_node()
+
+
+def test_the_executable_exits_2_with_the_reason_on_bad_models(tmp_path):
+    path = tmp_path / "perception.yaml"
+    path.write_text(yaml.safe_dump({"detector": {"kind": "grounding_dino", "model": str(tmp_path / "none")},
+                                    "embedder": {"kind": "none"}, "segmenter": {"kind": "box"}}))
+    script = Path(__file__).resolve().parent.parent / "scripts" / "perception_node"
+    from conceptagent_ros.ros.domains import reserved_domain
+
+    with reserved_domain() as domain:
+        result = subprocess.run([sys.executable, str(script), "--ros-args", "-p", f"config:={path}"],
+                                capture_output=True, text=True, timeout=120,
+                                env={**__import__("os").environ, "ROS_DOMAIN_ID": str(domain)})
+    assert result.returncode == 2
+    assert "models fetch" in result.stderr + result.stdout
