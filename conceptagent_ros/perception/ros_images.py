@@ -1,5 +1,5 @@
-"""sensor_msgs Image / CameraInfo and geometry_msgs poses to NumPy, free of ROS: works on rclpy
-messages and on rosbags' deserialised ones alike (same field names)."""
+"""sensor_msgs Image / CameraInfo and geometry_msgs poses to NumPy, free of ROS: works on the messages
+of a ROS 2 node and on rosbags' deserialised ones alike (same field names)."""
 from __future__ import annotations
 
 from typing import Any

@@ -34,6 +34,9 @@ class GraphOptions:
     robot: Mapping[str, Any] = field(default_factory=dict)  # of the robot stand-in
     with_robot: bool = True
     with_planner: bool = True
+    # The perception node (configured and activated here) with these parameter overrides; None: none.
+    # With the stand-in's perception=camera it closes the loop: camera frames -> perceived_graph -> scene_graph.
+    perception: Mapping[str, Any] | None = None
     threads: int = 4
 
 
@@ -90,6 +93,18 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
         if options.with_planner:
             nodes["planner"] = PlannerNode(namespace=options.namespace, context=context,
                                            parameter_overrides=overrides(options.planner))
+        if options.perception is not None:
+            from rclpy.lifecycle import TransitionCallbackReturn
+
+            from conceptagent_ros.errors import ConceptAgentError
+            from conceptagent_ros.ros.perception_node import PerceptionNode
+
+            perception = PerceptionNode(namespace=options.namespace, context=context,
+                                        parameter_overrides=overrides(options.perception))
+            nodes["perception"] = perception
+            if perception.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+                raise ConceptAgentError("the perception node could not load its models (see its log)")
+            perception.trigger_activate()
     except Exception:
         for node in nodes.values():
             node.destroy_node()

@@ -14,8 +14,13 @@ Subscribes:  rgb (sensor_msgs/Image), depth (sensor_msgs/Image, 16UC1 mm or 32FC
 Publishes:   perceived_graph (conceptagent_ros/SceneGraph)  the fused objects and their on/in/near
              detections (conceptagent_ros/ObjectDetections) each frame's detections
              perception_markers (visualization_msgs/MarkerArray) boxes, labels and relations for rviz
+             instances (sensor_msgs/Image 32SC1) + instance_names (std_msgs/String, latched, JSON [[id, label], ...]:
+             what each instance id means)
+             with detector=oracle: a simulator's segmentation camera (the robot stand-in's, Gazebo's)
 Services:    perception/query_objects (QueryObjects)   text -> objects, best first, with scores
              perception/get_scene_graph (GetSceneGraph)
+             perception/reset (std_srvs/Trigger)        forget every object
+Also:        perception/forget (std_msgs/String)         an object id a gripper took: removed from the map
 Parameters:  config (string, ""): perception YAML; detector (string, ""): override its detector kind;
              vocabulary (string[]): what to look for (default: the config's); pose_source (tf | topic);
              pose_type (PoseStamped | Odometry); pose_frame (optical | link); world_frame (string, map);
@@ -34,9 +39,10 @@ from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
-from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import CameraInfo, Image
+from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from conceptagent_ros.errors import ConceptAgentError
@@ -69,6 +75,9 @@ class PerceptionNode(LifecycleNode):
         self.declare_parameter("max_pose_gap", 0.2, d(description="seconds between a frame and its pose"))
         self.declare_parameter("autostart", True, d(description="configure and activate at start"))
         self.pipeline: FramePipeline | None = None
+        self.oracle = False
+        self.instance_labels: dict[str, str] = {}
+        self.instance_names: tuple[str, ...] = ()
         self.embedder: Any = None
         self.intrinsics: Intrinsics | None = None
         self.poses: deque[tuple[float, np.ndarray]] = deque(maxlen=200)
@@ -81,14 +90,20 @@ class PerceptionNode(LifecycleNode):
         self._sync: Any = None
         self._tf: Any = None
         reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        # One group for the images (a frame is processed while the next ones wait in DDS, depth 1) and
+        # for what changes the map beside them
+        self._images = MutuallyExclusiveCallbackGroup()
         self.graph_pub = self.create_publisher(SceneGraph, "perceived_graph", reliable)
         self.detections_pub = self.create_publisher(ObjectDetections, "detections", 5)
         self.marker_pub = self.create_publisher(MarkerArray, "perception_markers", 1)
         services = ReentrantCallbackGroup()
         self.create_service(QueryObjects, "perception/query_objects", self._query, callback_group=services)
         self.create_service(GetSceneGraph, "perception/get_scene_graph", self._get_graph, callback_group=services)
+        self.create_service(Trigger, "perception/reset", self._reset, callback_group=services)
+        from std_msgs.msg import String
+
+        self.create_subscription(String, "perception/forget", self._forget, 10, callback_group=self._images)
         # One group for the images: a frame is processed while the next ones wait in DDS (depth 1)
-        self._images = MutuallyExclusiveCallbackGroup()
         self._subs: list[Any] = []
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -102,14 +117,23 @@ class PerceptionNode(LifecycleNode):
                 spec = spec.model_copy(update={"detector": spec.detector.model_copy(update={"kind": kind})})
             vocabulary = [v for v in self.get_parameter("vocabulary").value if v] or spec.vocabulary
             self.embedder = build_embedder(spec)
-            self.pipeline = FramePipeline(build_detector(spec), ObjectMap(spec.fusion_config()), build_segmenter(spec),
-                                          self.embedder, spec.geometry_config(), vocabulary)
+            self.oracle = spec.detector.kind == "oracle"
+            detector = self._oracle() if self.oracle else build_detector(spec)
+            self.pipeline = FramePipeline(detector, ObjectMap(spec.fusion_config()), build_segmenter(spec),
+                                          self.embedder, spec.geometry_config(), [] if self.oracle else vocabulary)
         except (ConceptAgentError, ImportError) as e:
             self.get_logger().error(f"perception models not loaded: {e}")
             return TransitionCallbackReturn.FAILURE
         self.get_logger().info(f"perception: {spec.detector.kind} detector, {spec.segmenter.kind} segmenter, "
                                f"{spec.embedder.kind} embedder, {len(vocabulary)} words")
         return TransitionCallbackReturn.SUCCESS
+
+    def _oracle(self) -> Any:
+        """A simulator's segmentation camera: instance ids per pixel (instances, 32SC1) and what each
+        id is (instance_names, JSON {"index": [id, label]...}), as Gazebo or the stand-in publish them."""
+        from conceptagent_ros.perception.detectors.oracle import OracleDetector
+
+        return OracleDetector(lambda name: self.instance_labels.get(name, "object"))
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         sensor = qos_profile_sensor_data  # best effort, keep last 5...
@@ -126,6 +150,17 @@ class PerceptionNode(LifecycleNode):
 
     def _subscribe_images(self, qos: QoSProfile) -> None:
         slop = float(self.get_parameter("slop").value)
+        if self.oracle:  # three streams: colour, depth and the instance image
+            from std_msgs.msg import String
+
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self._subs.append(self.create_subscription(String, "instance_names", self._on_names, latched))
+            self._sync = ApproximateSync(3, self._on_pair, slop=slop, queue_size=2)
+            for index, topic in enumerate(("rgb", "depth", "instances")):
+                self._subs.append(self.create_subscription(
+                    Image, topic, lambda m, i=index: self._sync.add(i, stamp_seconds(m.header), m), qos,
+                    callback_group=self._images))
+            return
         try:
             import message_filters  # not pip-installable; present in a ROS install
 
@@ -156,6 +191,16 @@ class PerceptionNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     # -- input -----------------------------------------------------------------------------------------
+    def _on_names(self, msg: Any) -> None:
+        import json
+
+        try:
+            entries = json.loads(msg.data)
+            self.instance_names = tuple(str(e[0]) for e in entries)
+            self.instance_labels = {str(e[0]): str(e[1]) for e in entries}
+        except (ValueError, TypeError, IndexError) as e:
+            self.get_logger().error(f"instance_names ignored: {e}", throttle_duration_sec=5.0)
+
     def _camera_info(self, msg: CameraInfo) -> None:
         try:
             self.intrinsics = camera_info_intrinsics(msg)
@@ -189,7 +234,7 @@ class PerceptionNode(LifecycleNode):
             s, matrix = self.poses[int(order[i])]
         return matrix if abs(s - stamp) <= self.get_parameter("max_pose_gap").value else None
 
-    def _on_pair(self, rgb_msg: Image, depth_msg: Image) -> None:
+    def _on_pair(self, rgb_msg: Image, depth_msg: Image, instances_msg: Image | None = None) -> None:
         if not self._active or self.pipeline is None:
             return
         if self.intrinsics is None:
@@ -205,6 +250,9 @@ class PerceptionNode(LifecycleNode):
         try:
             frame = Frame(image_to_numpy(rgb_msg), image_to_numpy(depth_msg), self.intrinsics, pose, stamp,
                           rgb_msg.header.frame_id)
+            if instances_msg is not None:
+                frame.instance_ids = _int32_image(instances_msg)
+                frame.instance_names = self.instance_names
             report = self.pipeline.process(frame)
         except ValueError as e:
             self.dropped += 1
@@ -247,12 +295,32 @@ class PerceptionNode(LifecycleNode):
         response.scores = [float(h.score) for h in hits if h.id in by_id]
         return response
 
+    def _forget(self, msg: Any) -> None:
+        """A manipulator took this object: it is in a gripper now, not where the map saw it."""
+        if self.pipeline is not None and self.pipeline.map.remove(msg.data) is not None:
+            self.get_logger().info(f"forgot {msg.data}: it was picked up")
+
+    def _reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """Forget every object (a new world, or a map gone wrong); the models stay loaded."""
+        if self.pipeline is not None:
+            with self._lock:
+                self.pipeline.map = ObjectMap(self.pipeline.map.config)
+        response.success, response.message = True, "object map cleared"
+        return response
+
     def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
         if self.pipeline is not None:
             with self._lock:
                 response.graph = map_to_graph_msg(self.pipeline.map, self.latest_stamp or self.get_clock().now().to_msg(),
                                                   self.get_parameter("world_frame").value, self.pipeline.vocabulary)
         return response
+
+
+def _int32_image(msg: Image) -> np.ndarray:
+    if msg.encoding.lower() != "32sc1":
+        raise ValueError(f"instance image must be 32SC1, not {msg.encoding}")
+    data = np.frombuffer(bytes(msg.data), dtype=">i4" if msg.is_bigendian else "<i4")
+    return data.reshape(msg.height, msg.step // 4)[:, : msg.width].astype(np.int32)
 
 
 def _tf_buffer(node: LifecycleNode) -> Any:

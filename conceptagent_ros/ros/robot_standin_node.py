@@ -17,11 +17,17 @@ Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
 Parameters:  scene (string, studio_kitchen): built-in name or scene YAML path; seed (int, 0);
              failure_rates (string[], []): injected physical failures, e.g. ["pick=0.3"];
              skill_duration (double, 0.0 s): how long each skill takes; publish_rate (double, 5.0 Hz);
-             frame_id (string, map); base_frame (string, base_link)
+             frame_id (string, map); base_frame (string, base_link);
+             perception (string, truth): truth -- scene_graph lists what the world shows; camera -- the
+             robot looks around after every skill with the synthetic RGB-D camera (rgb, depth,
+             camera_info, pose: what the perception node subscribes to), waits for the perception
+             node's perceived_graph of each frame, and scene_graph lists the perceived objects (with
+             the robot's own state: where it is, what it holds)
 """
 from __future__ import annotations
 
 import functools
+import json
 import math
 import threading
 import time
@@ -31,7 +37,7 @@ from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
@@ -83,6 +89,8 @@ class RobotStandInNode(Node):
                                                       floating_point_range=[FloatingPointRange(from_value=0.1, to_value=100.0)]))
         self.declare_parameter("frame_id", "map", d(description="fixed frame"))
         self.declare_parameter("base_frame", "base_link", d(description="robot base frame for TF"))
+        self.declare_parameter("perception", "truth", d(description="truth | camera (objects from the perception node)"))
+        self.declare_parameter("frame_timeout", 2.0, d(description="seconds to wait for the perception node per frame"))
         self._lock = threading.Lock()
         self._yaw = 0.0
         self.world = self._new_world()
@@ -105,6 +113,12 @@ class RobotStandInNode(Node):
         self.create_service(QueryObjects, "query_objects", self._query, callback_group=group)
         self.create_service(Trigger, "reset", self._reset, callback_group=group)
         self.create_timer(1.0 / self.get_parameter("publish_rate").value, self.publish_state, callback_group=group)
+        self.camera_mode = self.get_parameter("perception").value == "camera"
+        self.looked = True
+        if self.get_parameter("perception").value not in ("truth", "camera"):
+            raise ConceptAgentError(f"perception must be truth or camera, not {self.get_parameter('perception').value!r}")
+        if self.camera_mode:
+            self._set_up_camera(group)
         # rviz follows a skill within 50 ms, off the skill's critical path
         self._markers_due = threading.Event()
         self.create_timer(0.05, self._publish_markers_if_due, callback_group=group)
@@ -126,10 +140,127 @@ class RobotStandInNode(Node):
             return None
         return TransformBroadcaster(self)
 
+    # -- the camera (perception=camera) ----------------------------------------------------------------
+    def _set_up_camera(self, group: ReentrantCallbackGroup) -> None:
+        from sensor_msgs.msg import CameraInfo, Image
+
+        from conceptagent_ros.sim.perceiving_robot import EmbeddedCamera
+
+        self.camera = EmbeddedCamera(self.world, seed=self.get_parameter("seed").value)
+        reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        self.rgb_pub = self.create_publisher(Image, "rgb", reliable)
+        self.depth_pub = self.create_publisher(Image, "depth", reliable)
+        self.info_pub = self.create_publisher(CameraInfo, "camera_info", reliable)
+        self.camera_pose_pub = self.create_publisher(PoseStamped, "pose", 20)
+        # the segmentation camera a simulator has (for the perception node's oracle detector)
+        from std_msgs.msg import String
+
+        self.instances_pub = self.create_publisher(Image, "instances", reliable)
+        # what each instance id means: every object of the scene, once, latched (ids index this list
+        # in every frame, so no frame waits for names of its own)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.names_pub = self.create_publisher(String, "instance_names", latched)
+        self._publish_instance_names()
+        self.perceived: SceneGraph | None = None
+        self.looked = False  # no scene_graph until the first look: an empty one would tell the planner "nothing here"
+        # The state the robot's own skills left things in (it opened the fridge; the camera cannot tell)
+        self.known_states: dict[str, dict[str, bool]] = {}
+        # The gripper tells perception what it took, so the map does not keep it where it was
+        from std_msgs.msg import String
+
+        self.forget_pub = self.create_publisher(String, "perception/forget", 10)
+        self.create_subscription(SceneGraph, "perceived_graph", self._on_perceived, reliable, callback_group=group)
+        self._first_look = self.create_timer(0.5, self._look_once_perception_is_up, callback_group=group)
+
+    def _publish_instance_names(self) -> None:
+        from std_msgs.msg import String
+
+        self.instance_index = {oid: i for i, oid in enumerate(sorted(self.world.scene.objects))}
+        labels = [[oid, self.world.scene.objects[oid].category] for oid in sorted(self.world.scene.objects)]
+        self.names_pub.publish(String(data=json.dumps(labels)))
+
+    def _on_perceived(self, msg: SceneGraph) -> None:
+        self.perceived = msg
+
+    async def _look_once_perception_is_up(self) -> None:
+        if self.rgb_pub.get_subscription_count() == 0:
+            return  # the perception node is not there yet
+        self._first_look.cancel()
+        await self._look()
+        self.looked = True
+        self.publish_state()
+
+    async def _look(self) -> None:
+        """Look around; hand each frame to the perception node and wait until it has fused it (a
+        robot turning its head slowly enough for its perception)."""
+        import numpy as np
+        from sensor_msgs.msg import CameraInfo, Image
+
+        from conceptagent_ros.perception.ros_images import numpy_to_image_fields
+
+        if self.rgb_pub.get_subscription_count() == 0:
+            self.get_logger().warning("perception=camera but no perception node subscribes to rgb", throttle_duration_sec=10.0)
+            return
+        clock = self.get_clock()
+        frames = self.camera.look_around(stamp=lambda: clock.now().nanoseconds * 1e-9)
+        k = self.camera.config.intrinsics()
+        for frame in frames:
+            sec, nsec = int(frame.stamp), int(round((frame.stamp % 1) * 1e9)) % 1_000_000_000
+            info = CameraInfo(width=k.width, height=k.height, k=[float(v) for v in k.k().reshape(-1)])
+            pose = PoseStamped()
+            pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(v) for v in frame.world_T_camera[:3, 3])
+            q = _quaternion(frame.world_T_camera[:3, :3])
+            pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z, pose.pose.orientation.w = q
+            images = []
+            for array in (frame.rgb, frame.depth):
+                f = numpy_to_image_fields(array)
+                img = Image(height=f["height"], width=f["width"], encoding=f["encoding"], is_bigendian=0, step=f["step"])
+                img.data = f["data"].tobytes()
+                images.append(img)
+            assert frame.instance_ids is not None
+            to_global = np.array([self.instance_index[n] for n in frame.instance_names] + [-1], dtype="<i4")
+            ids = np.ascontiguousarray(to_global[frame.instance_ids])  # -1 (background) takes the last entry
+            instances = Image(height=ids.shape[0], width=ids.shape[1], encoding="32SC1", is_bigendian=0, step=ids.shape[1] * 4)
+            instances.data = ids.tobytes()
+            for msg, frame_id in ((info, "camera_optical"), (pose, self.frame), (images[0], "camera_optical"),
+                                  (images[1], "camera_optical"), (instances, "camera_optical")):
+                msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = sec, nsec, frame_id
+            self.info_pub.publish(info)
+            self.camera_pose_pub.publish(pose)
+            self.rgb_pub.publish(images[0])
+            self.depth_pub.publish(images[1])
+            self.instances_pub.publish(instances)
+            deadline = time.monotonic() + self.get_parameter("frame_timeout").value
+            while time.monotonic() < deadline:
+                seen = self.perceived.header.stamp if self.perceived is not None else None
+                if seen is not None and (seen.sec, seen.nanosec) >= (sec, nsec):
+                    break
+                await self._sleep(0.005)
+
+    def _perceived_things(self) -> list:
+        from conceptagent_ros.sim.perceiving_robot import PerceivedThing, resolve
+
+        if self.perceived is None:
+            return []
+        things = []
+        for o in self.perceived.objects:
+            p, size = o.pose.position, o.size
+            things.append(PerceivedThing(o.id, o.label, (p.x, p.y, p.z), p.z + size.z / 2, o.parent or None,
+                                         {k: True for k in o.state}))
+        held = self.world.robot.holding
+        return [t for t in things if held is None or resolve(self.world, self.camera.boxes, t, t.id) != held]
+
     # -- state out -------------------------------------------------------------------------------------
+    def _observation(self):  # noqa: ANN202 - Observation
+        if not self.camera_mode:
+            return self.world.observe()
+        from conceptagent_ros.sim.perceiving_robot import observation_from
+
+        return observation_from(self.world, self._perceived_things(), self.known_states)
+
     def graph_msg(self) -> SceneGraph:
         with self._lock:
-            observation = self.world.observe()
+            observation = self._observation()
             return graph_to_msg(observation, self.world.scene.rooms, self.world.scene.categories(),
                                 self.get_clock().now().to_msg(), self.frame, self._yaw)
 
@@ -138,6 +269,8 @@ class RobotStandInNode(Node):
             self.publish_state()
 
     def publish_state(self) -> None:
+        if self.camera_mode and not self.looked:
+            return
         self._markers_due.clear()
         msg = self.graph_msg()
         self.graph_pub.publish(msg)
@@ -146,7 +279,7 @@ class RobotStandInNode(Node):
         pose.pose = msg.robot.pose
         self.pose_pub.publish(pose)
         with self._lock:
-            observation = self.world.observe()
+            observation = self._observation()
             markers = scene_markers(observation.objects, self.world.scene.rooms, observation.robot,
                                     msg.header.stamp, self.frame)
         self.marker_pub.publish(markers)
@@ -191,6 +324,8 @@ class RobotStandInNode(Node):
             goal_handle.publish_feedback(fb)
             await self._sleep(FEEDBACK_PERIOD)
         outcome = self._apply(call)
+        if self.camera_mode:
+            await self._look()  # what the skill changed, seen before the result goes out
         result = outcome_to_result(outcome)
         result.finished = self.get_clock().now().to_msg()
         # The world after the skill goes out before the result, stamped after `finished`.
@@ -205,7 +340,21 @@ class RobotStandInNode(Node):
     def _apply(self, call: SkillCall) -> SkillOutcome:
         with self._lock:
             before = self.world.robot.position
+            sent = call
+            if self.camera_mode:  # perceived ids mean the world's things where the camera saw them
+                from conceptagent_ros.sim.perceiving_robot import resolve
+
+                things = {t.id: t for t in self._perceived_things()}
+                call = SkillCall(call.skill, tuple(resolve(self.world, self.camera.boxes, things.get(a), a) for a in call.args))
             outcome = self.world.execute(call)
+            if self.camera_mode and outcome.success:
+                for oid in self.world.touched:
+                    self.known_states[oid] = dict(self.world.scene.objects[oid].state)
+                if call.skill == "pick":
+                    from std_msgs.msg import String
+
+                    self.forget_pub.publish(String(data=sent.args[0]))
+            outcome = SkillOutcome(sent, outcome.success, outcome.message, outcome.failure)
             after = self.world.robot.position
             if math.hypot(after[0] - before[0], after[1] - before[1]) > 1e-6:
                 self._yaw = math.atan2(after[1] - before[1], after[0] - before[0])
@@ -241,8 +390,33 @@ class RobotStandInNode(Node):
             return response
         with self._lock:
             self.world = world
+            if self.camera_mode:
+                from conceptagent_ros.sim.perceiving_robot import EmbeddedCamera
+
+                self.camera = EmbeddedCamera(world, seed=self.get_parameter("seed").value)
+                self.perceived, self.looked = None, False  # the next look (within 0.5 s) starts the map afresh
+                self.known_states = {}
+                self._first_look.reset()
+                self._publish_instance_names()
         response.success, response.message = True, f"world reset to scene '{world.scene.name}'"
         return response
+
+
+def _quaternion(r) -> tuple[float, float, float, float]:  # noqa: ANN001 - 3x3 rotation
+    """(x, y, z, w) of a rotation matrix (Shepperd's method, stable for every rotation)."""
+    trace = r[0, 0] + r[1, 1] + r[2, 2]
+    if trace > 0:
+        s = 2.0 * math.sqrt(trace + 1.0)
+        return ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
+    i = max(range(3), key=lambda j: r[j, j])
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = 2.0 * math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k])
+    q = [0.0, 0.0, 0.0, 0.0]
+    q[i] = 0.25 * s
+    q[j] = (r[j, i] + r[i, j]) / s
+    q[k] = (r[k, i] + r[i, k]) / s
+    q[3] = (r[k, j] - r[j, k]) / s
+    return q[0], q[1], q[2], q[3]
 
 
 def main(args: list[str] | None = None) -> None:

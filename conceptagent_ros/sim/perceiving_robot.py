@@ -1,15 +1,16 @@
 """The embedded robot with a camera: the agent observes through the fused 3D object map built from
 synthetic RGB-D frames instead of reading the world's ground truth (`run --perception camera`).
 
-On every observation the robot looks around on the spot (sim/rgbd_camera.py), each frame goes
-through the frame pipeline into the map, and the map (not the world) says what there is, where,
-and what stands on or in what. The world stays the judge and the executor: a skill call names
-map objects, which are resolved to the world's things by where they are.
+On every observation the robot looks around on the spot (EmbeddedCamera), each frame goes through
+the frame pipeline into the map, and the map (not the world) says what there is, where, and what
+stands on or in what. The world stays the judge and the executor: a skill call names map objects,
+which are resolved to the world's things by where they are. The ROS robot stand-in uses the same
+camera and the same observation builder with the perception node's graph in place of the map.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from conceptagent_ros.perception.detections import Detector
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.pipeline import FramePipeline
-from conceptagent_ros.scene.fusion import MapObject, ObjectMap
+from conceptagent_ros.scene.fusion import ObjectMap
 from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import SceneObject
 from conceptagent_ros.scene.observation import Observation
@@ -46,37 +47,19 @@ def in_plain_sight(world: World, obj: SceneObject) -> bool:
     return True
 
 
-@dataclass
-class PerceptionLog:
-    frames: int = 0
-    views: list[tuple[float, float]] = field(default_factory=list)  # where the camera stood
-    seconds: dict[str, float] = field(default_factory=dict)
+class EmbeddedCamera:
+    """The robot's RGB-D camera in the embedded world: one look around from where it stands."""
 
-
-class PerceivingRobot:
-    """RobotInterface over a World, seeing through a camera and a fused map."""
-
-    def __init__(self, world: World, detector: Detector | None = None, camera: CameraConfig = DEFAULT_CAMERA,
-                 object_map: ObjectMap | None = None, seed: int = 0,
-                 frame_hook: Callable[[Frame], None] | None = None):
-        from conceptagent_ros.perception.detectors.oracle import OracleDetector
-
+    def __init__(self, world: World, camera: CameraConfig = DEFAULT_CAMERA, seed: int = 0):
         self.world = world
-        self.camera = camera
-        self.map = object_map or ObjectMap()
-        self.detector = detector or OracleDetector(
-            lambda name: world.scene.objects[name].category,
-            lambda name: dict(world.scene.objects[name].state))
-        self.pipeline = FramePipeline(self.detector, self.map)
+        self.config = camera
         self.rng = np.random.default_rng(seed)
-        self.log = PerceptionLog()
-        self.frame_hook = frame_hook
         self._render_cache: tuple[tuple[Box, ...], RenderScene] | None = None
         # Where things are: kept from one look to the next, so that what did not move stays put
         self.boxes: dict[str, Box] = layout(world.scene)
-        self._clock = 0.0
+        self.views: list[tuple[float, float]] = []  # where the camera stood
+        self.clock = 0.0
 
-    # -- seeing ---------------------------------------------------------------------------------
     def _render_scene(self) -> tuple[RenderScene, list[Box]]:
         world = self.world
         room = world.robot.room
@@ -89,78 +72,145 @@ class PerceivingRobot:
         floor_standing = [b for b in shown if b.center[2] - b.size[2] / 2 < 0.05]
         return self._render_cache[1], floor_standing
 
-    def look_around(self) -> list[Frame]:
-        """One look around from where the robot stands; every frame is fused into the map."""
+    def look_around(self, stamp: Callable[[], float] | None = None) -> list[Frame]:
+        """Every yaw at every pitch from a free spot in front of where the robot stands; `stamp`
+        gives each frame its time (default: 30 Hz on a clock of the camera's own)."""
         scene, furniture = self._render_scene()
         room = self.world.scene.rooms.get(self.world.robot.room)
         x, y = self.world.robot.position[0], self.world.robot.position[1]
         if room is not None:
             x, y = free_station((x, y), room.bounds, furniture)
-        self.log.views.append((x, y))
+        self.views.append((x, y))
         frames = []
-        for pose in turn_on_the_spot(x, y, self.camera):
-            self._clock += 1.0 / 30.0
-            frame = scene.render(pose, self.camera, self.rng, stamp=self._clock)
+        for pose in turn_on_the_spot(x, y, self.config):
+            self.clock += 1.0 / 30.0
+            frames.append(scene.render(pose, self.config, self.rng, stamp=stamp() if stamp else self.clock))
+        return frames
+
+
+@dataclass(frozen=True)
+class PerceivedThing:
+    """What perception says of one object, whoever perceived it (the map here, the perception node
+    over ROS): enough to tell the agent, and to find the world's thing a skill call means."""
+
+    id: str
+    label: str
+    centre: tuple[float, float, float]  # of its box
+    top: float
+    parent: str | None = None
+    state: dict[str, bool] = field(default_factory=dict)
+    hint: str | None = None  # the simulator's id, where an oracle gave one
+
+
+def observation_from(world: World, things: Sequence[PerceivedThing],
+                     known_states: dict[str, dict[str, bool]] | None = None) -> Observation:
+    """The agent's observation from perceived things, the robot's own state (where it is, what its
+    gripper holds, what it searched) and the state its skills left the things they acted on in
+    (`known_states` by the world's ids; default: those of the last skill)."""
+    by_id = {t.id: t for t in things}
+    touched = known_states if known_states is not None else {
+        w: dict(world.scene.objects[w].state) for w in world.touched if w in world.scene.objects}
+    objects = []
+    for thing in things:
+        defaults = category_defaults().get(thing.label.replace(" ", "_"), {})
+        state = {k: bool(v) for k, v in (defaults.get("state") or {}).items()}
+        state.update(thing.state)
+        if thing.hint in touched or thing.id in touched:
+            state.update(touched.get(thing.hint or "", touched.get(thing.id, {})))
+        # Reach is measured to what carries a thing, as the world measures it (a phone at the far
+        # edge of a bed is reached from wherever the bed is): the outermost holder's box centre
+        root, trail = thing, {thing.id}
+        while root.parent in by_id and root.parent not in trail:
+            root = by_id[root.parent]
+            trail.add(root.id)
+        room = world.scene.room_at(root.centre[0], root.centre[1]) or world.robot.room
+        objects.append(SceneObject(id=thing.id, category=thing.label, room=room,
+                                   position=(root.centre[0], root.centre[1], thing.top),
+                                   affordances=frozenset(defaults.get("affordances") or ()), state=state,
+                                   parent=thing.parent if thing.parent in by_id else None))
+    held = world.robot.holding
+    if held is not None:
+        objects.append(world.scene.objects[held])  # the gripper says what it holds
+    receptacles = tuple(o.id for o in objects if o.has("receptacle") and o.room == world.robot.room
+                        and (not o.has("openable") or o.flag("open")))
+    return Observation(world.robot, tuple(objects), receptacles, tuple(sorted(world.searched)))
+
+
+def resolve(world: World, boxes: dict[str, Box], thing: PerceivedThing | None, name: str) -> str:
+    """The world's thing a perceived object is: the one the oracle named, else the nearest thing
+    of the same kind to its box centre. Rooms and unknown names pass through."""
+    if name in world.scene.rooms or thing is None:
+        return name
+    if thing.hint:
+        return thing.hint
+    same = [o for o in world.scene.objects.values() if o.category == thing.label.replace(" ", "_") and o.id in boxes]
+    if not same:
+        return name
+    return min(same, key=lambda o: math.dist(boxes[o.id].center, thing.centre)).id
+
+
+@dataclass
+class PerceptionLog:
+    frames: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class PerceivingRobot:
+    """RobotInterface over a World, seeing through a camera and a fused map."""
+
+    def __init__(self, world: World, detector: Detector | None = None, camera: CameraConfig = DEFAULT_CAMERA,
+                 object_map: ObjectMap | None = None, seed: int = 0,
+                 frame_hook: Callable[[Frame], None] | None = None):
+        from conceptagent_ros.perception.detectors.oracle import OracleDetector
+
+        self.world = world
+        self.camera = EmbeddedCamera(world, camera, seed)
+        self.map = object_map or ObjectMap()
+        self.detector = detector or OracleDetector(
+            lambda name: world.scene.objects[name].category,
+            lambda name: dict(world.scene.objects[name].state))
+        self.pipeline = FramePipeline(self.detector, self.map)
+        self.log = PerceptionLog()
+        self.frame_hook = frame_hook
+
+    @property
+    def boxes(self) -> dict[str, Box]:
+        return self.camera.boxes
+
+    def look_around(self) -> list[Frame]:
+        """One look around; every frame is fused into the map."""
+        frames = self.camera.look_around()
+        for frame in frames:
             report = self.pipeline.process(frame)
             for stage, s in report.seconds.items():
                 self.log.seconds[stage] = self.log.seconds.get(stage, 0.0) + s
             self.log.frames += 1
             if self.frame_hook is not None:
                 self.frame_hook(frame)
-            frames.append(frame)
         return frames
+
+    def things(self) -> list[PerceivedThing]:
+        parents = {r.subject: r.object for r in spatial_relations({oid: o.box for oid, o in self.map.objects.items()})
+                   if r.relation in ("on", "in")}
+        return [PerceivedThing(o.id, o.label, o.box.center, o.box.z_max, parents.get(o.id), dict(o.state),
+                               o.hint_votes.most_common(1)[0][0] if o.hint_votes else None)
+                for o in self.map.objects.values()]
 
     def observe(self) -> Observation:
         held = self.world.robot.holding
         if held is not None:  # in the gripper, not where the map last saw it
-            for oid in [oid for oid in self.map.objects if self.resolve(oid) == held]:
+            things = {t.id: t for t in self.things()}
+            for oid in [oid for oid, t in things.items() if resolve(self.world, self.boxes, t, oid) == held]:
                 self.map.remove(oid)
         self.look_around()
-        objects = [self._scene_object(o, parents) for o, parents in self._with_parents()]
-        if held is not None:
-            objects.append(self.world.scene.objects[held])  # the gripper says what it holds
-        receptacles = tuple(o.id for o in objects if o.has("receptacle") and o.room == self.world.robot.room
-                            and (not o.has("openable") or o.flag("open")))
-        return Observation(self.world.robot, tuple(objects), receptacles, tuple(sorted(self.world.searched)))
+        return observation_from(self.world, self.things())
 
-    def _with_parents(self) -> list[tuple[MapObject, dict[str, str]]]:
-        parents = {r.subject: r.object for r in spatial_relations({oid: o.box for oid, o in self.map.objects.items()})
-                   if r.relation in ("on", "in")}
-        return [(o, parents) for o in self.map.objects.values()]
-
-    def _scene_object(self, obj: MapObject, parents: dict[str, str]) -> SceneObject:
-        defaults = category_defaults().get(obj.label, {})
-        state = {k: bool(v) for k, v in (defaults.get("state") or {}).items()}
-        state.update(obj.state)
-        # Reach is measured to what carries a thing, as the world measures it (a phone at the far
-        # edge of a bed is reached from wherever the bed is): the outermost holder's centre
-        root, trail = obj, {obj.id}
-        while parents.get(root.id) in self.map.objects and parents[root.id] not in trail:
-            root = self.map.objects[parents[root.id]]
-            trail.add(root.id)
-        centre = root.box.center  # the box's middle, not the seen surface's (the near side of a bed)
-        room = self.world.scene.room_at(float(centre[0]), float(centre[1])) or self.world.robot.room
-        position = (float(centre[0]), float(centre[1]), float(obj.box.z_max))
-        return SceneObject(id=obj.id, category=obj.label, room=room, position=position,
-                           affordances=frozenset(defaults.get("affordances") or ()), state=state,
-                           parent=parents.get(obj.id))
-
-    # -- acting ---------------------------------------------------------------------------------
     def resolve(self, name: str) -> str:
-        """The world's thing a map object is: the one the oracle named most often, else the nearest
-        thing of the same kind to its centroid. Rooms and the world's own ids pass through."""
-        if name in self.world.scene.rooms or name not in self.map.objects:
-            return name
-        obj = self.map.objects[name]
-        if obj.hint_votes:
-            return obj.hint_votes.most_common(1)[0][0]
-        c = obj.centroid
-        same = [o for o in self.world.scene.objects.values() if o.category == obj.label]
-        if not same:
-            return name
-        return min(same, key=lambda o: math.dist(self.boxes[o.id].center, c)).id
+        things = {t.id: t for t in self.things()}
+        return resolve(self.world, self.boxes, things.get(name), name)
 
     def execute(self, call: SkillCall) -> SkillOutcome:
-        resolved = SkillCall(call.skill, tuple(self.resolve(a) for a in call.args))
+        things = {t.id: t for t in self.things()}
+        resolved = SkillCall(call.skill, tuple(resolve(self.world, self.boxes, things.get(a), a) for a in call.args))
         outcome = self.world.execute(resolved)
         return SkillOutcome(call, outcome.success, outcome.message, outcome.failure)
