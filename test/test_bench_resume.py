@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conceptagent_ros.evaluation.journal import EpisodeJournal, JournalError, write_atomic
+from conceptagent_ros.atomic_files import write_atomic
+from conceptagent_ros.evaluation.journal import EpisodeJournal, JournalError
 from conceptagent_ros.evaluation.tasks import load_suite
 
 SAME = ("task_id", "success", "goal", "unmet", "goal_progress")

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
-from conceptagent_ros.scene import map_io
 from conceptagent_ros.scene.fusion import Detection3D, FusionConfig, ObjectMap
 from conceptagent_ros.scene.map_io import load_map, save_map
 from conceptagent_ros.scene.object_query import lexical_score, query_objects
@@ -164,7 +163,7 @@ def test_a_crash_mid_save_leaves_the_previous_file_whole(tmp_path: Path, monkeyp
     def crash(fd: int) -> None:
         raise OSError("disk died")
 
-    monkeypatch.setattr(map_io.os, "fsync", crash)
+    monkeypatch.setattr(os, "fsync", crash)
     with pytest.raises(OSError, match="disk died"):
         save_map(m, path)
     assert path.read_bytes() == before

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conceptagent_ros.perception.frames import look_at
+from conceptagent_ros.perception.frames import look_at, rotation_to_quaternion
 from conceptagent_ros.perception.ros_images import LINK_T_OPTICAL, numpy_to_image_fields
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.household_geometry import layout
@@ -23,14 +23,6 @@ from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene
 
 TEST_DIR = Path(__file__).parent
 TARGETS = ["fridge", "dining_table", "shelf", "garbage_can"]
-
-
-def _rotation_to_quaternion(r: np.ndarray) -> tuple[float, float, float, float]:
-    w = math.sqrt(max(0.0, 1 + r[0, 0] + r[1, 1] + r[2, 2])) / 2
-    x = math.copysign(math.sqrt(max(0.0, 1 + r[0, 0] - r[1, 1] - r[2, 2])) / 2, r[2, 1] - r[1, 2])
-    y = math.copysign(math.sqrt(max(0.0, 1 - r[0, 0] + r[1, 1] - r[2, 2])) / 2, r[0, 2] - r[2, 0])
-    z = math.copysign(math.sqrt(max(0.0, 1 - r[0, 0] - r[1, 1] + r[2, 2])) / 2, r[1, 0] - r[0, 1])
-    return x, y, z, w
 
 
 def write_bag(folder: Path, storage: str, depth_encoding: str, pose_kind: str, frames: int = 16) -> dict[str, str]:
@@ -87,7 +79,7 @@ def write_bag(folder: Path, storage: str, depth_encoding: str, pose_kind: str, f
                             roi=RegionOfInterest(x_offset=0, y_offset=0, height=0, width=0, do_rectify=False))
                 writer.write(c_info, t_ns, ts.serialize_cdr(info, "sensor_msgs/msg/CameraInfo"))
             body = pose if pose_kind == "pose" else pose @ np.linalg.inv(LINK_T_OPTICAL)
-            q = _rotation_to_quaternion(body[:3, :3])
+            q = rotation_to_quaternion(body[:3, :3])
             p = Pose(position=Point(x=body[0, 3], y=body[1, 3], z=body[2, 3]),
                      orientation=Quaternion(x=q[0], y=q[1], z=q[2], w=q[3]))
             if pose_kind == "pose":

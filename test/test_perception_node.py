@@ -28,7 +28,6 @@ from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from conceptagent_ros.msg import ObjectDetections, SceneGraph  # noqa: E402
 from conceptagent_ros.perception.frames import look_at  # noqa: E402
-from conceptagent_ros.perception.ros_images import numpy_to_image_fields  # noqa: E402
 from conceptagent_ros.scene.loader import load_scene  # noqa: E402
 from conceptagent_ros.sim.household_geometry import layout  # noqa: E402
 from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene  # noqa: E402
@@ -75,36 +74,18 @@ class Camera:
         self.k = intrinsics
         self.sent = 0
 
-    def prepare(self, pose: np.ndarray, frame) -> tuple:
+    def prepare(self, pose: np.ndarray, frame):
         """The messages of one shot, built once: a flood re-stamps and sends them."""
-        from test_perceive_bag import _rotation_to_quaternion
+        from conceptagent_ros.ros.conversions.perception import frame_messages
 
-        info = CameraInfo(width=self.k.width, height=self.k.height)
-        info.k = [float(v) for v in self.k.k().reshape(-1)]
-        p = PoseStamped()
-        p.header.frame_id = "map"
-        p.pose.position.x, p.pose.position.y, p.pose.position.z = (float(v) for v in pose[:3, 3])
-        q = _rotation_to_quaternion(pose[:3, :3])
-        p.pose.orientation.x, p.pose.orientation.y, p.pose.orientation.z, p.pose.orientation.w = q
-        images = []
-        for array in (frame.rgb, frame.depth):
-            fields = numpy_to_image_fields(array)
-            msg = Image(height=fields["height"], width=fields["width"], encoding=fields["encoding"],
-                        is_bigendian=0, step=fields["step"])
-            msg.data = fields["data"].tobytes()
-            msg.header.frame_id = "camera_optical"
-            images.append(msg)
-        return info, p, images[0], images[1]
+        return frame_messages(frame, self.k, "map")
 
-    def send(self, shot: tuple, stamp_s: float) -> None:
-        info, pose, rgb, depth = shot
-        sec, nsec = int(stamp_s), int((stamp_s % 1) * 1e9)
-        for msg in (info, pose, rgb, depth):
-            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
-        self.info.publish(info)
-        self.pose.publish(pose)  # the pose first, as odometry runs ahead of the camera
-        self.rgb.publish(rgb)
-        self.depth.publish(depth)
+    def send(self, shot, stamp_s: float) -> None:
+        shot.stamp(stamp_s)
+        self.info.publish(shot.info)
+        self.pose.publish(shot.pose)  # the pose first, as odometry runs ahead of the camera
+        self.rgb.publish(shot.rgb)
+        self.depth.publish(shot.depth)
         self.sent += 1
 
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.goal_equivalence import translation_verdict
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
-from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key, write_atomic
+from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key
 from conceptagent_ros.evaluation.tasks import Task
 from conceptagent_ros.sim.episode import EpisodeResult, EpisodeSpec, run_episode
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
 
 JOURNAL = "episodes.jsonl"
@@ -25,21 +25,6 @@ FORMAT = 1
 
 class JournalError(ConceptAgentError):
     """The output folder holds results of another configuration, or cannot be written."""
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file or nothing: a temporary file beside it, fsync'd, then renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def episode_key(row: Mapping[str, Any], fields: Iterable[str]) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.evaluation.bench import (
     SUMMARY_COLUMNS,
@@ -25,7 +26,7 @@ from conceptagent_ros.evaluation.bench import (
     write_data_files,
 )
 from conceptagent_ros.evaluation.intervals import separated
-from conceptagent_ros.evaluation.journal import EpisodeJournal, write_atomic
+from conceptagent_ros.evaluation.journal import EpisodeJournal
 from conceptagent_ros.evaluation.tasks import load_suite
 from conceptagent_ros.llm.spec import load_profiles, parse_llm_spec
 from conceptagent_ros.planning.planners import PlannerSpec

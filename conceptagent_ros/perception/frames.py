@@ -89,3 +89,21 @@ def pose_from_quaternion(position: tuple[float, float, float], quaternion_xyzw: 
     ]
     pose[:3, 3] = position
     return pose
+
+
+def rotation_to_quaternion(r: np.ndarray) -> tuple[float, float, float, float]:
+    """(x, y, z, w) of a 3x3 rotation matrix (Shepperd's method, stable for every rotation)."""
+    trace = r[0, 0] + r[1, 1] + r[2, 2]
+    if trace > 0:
+        s = 2.0 * math.sqrt(trace + 1.0)
+        return (float((r[2, 1] - r[1, 2]) / s), float((r[0, 2] - r[2, 0]) / s), float((r[1, 0] - r[0, 1]) / s),
+                0.25 * s)
+    i = max(range(3), key=lambda j: r[j, j])
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = 2.0 * math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k])
+    q = [0.0, 0.0, 0.0, 0.0]
+    q[i] = 0.25 * s
+    q[j] = float((r[j, i] + r[i, j]) / s)
+    q[k] = float((r[k, i] + r[i, k]) / s)
+    q[3] = float((r[k, j] - r[j, k]) / s)
+    return q[0], q[1], q[2], q[3]

@@ -46,15 +46,16 @@ def image_to_numpy(msg: Any) -> np.ndarray:
 
 
 def numpy_to_image_fields(array: np.ndarray) -> dict[str, Any]:
-    """The fields of a sensor_msgs/Image holding this array (uint8 RGB or float32 depth)."""
+    """The fields of a sensor_msgs/Image holding this array (uint8 RGB, float32 depth, int32 ids)."""
     if array.dtype == np.uint8 and array.ndim == 3 and array.shape[2] == 3:
         h, w, _ = array.shape
         return {"height": h, "width": w, "encoding": "rgb8", "is_bigendian": 0, "step": w * 3,
                 "data": np.ascontiguousarray(array).reshape(-1)}
-    if array.dtype == np.float32 and array.ndim == 2:
+    if array.dtype in (np.float32, np.int32) and array.ndim == 2:
         h, w = array.shape
-        return {"height": h, "width": w, "encoding": "32FC1", "is_bigendian": 0, "step": w * 4,
-                "data": np.ascontiguousarray(array).view(np.uint8).reshape(-1)}
+        encoding = "32FC1" if array.dtype == np.float32 else "32SC1"  # depth in metres / instance ids
+        return {"height": h, "width": w, "encoding": encoding, "is_bigendian": 0, "step": w * 4,
+                "data": np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"))).view(np.uint8).reshape(-1)}
     raise ValueError(f"no Image encoding for an array of {array.dtype} and shape {array.shape}")
 
 

@@ -52,7 +52,7 @@ from conceptagent_ros.perception.pipeline import FramePipeline
 from conceptagent_ros.perception.ros_images import camera_info_intrinsics, image_to_numpy, pose_to_matrix, stamp_seconds
 from conceptagent_ros.perception.sync import ApproximateSync, nearest
 from conceptagent_ros.ros.conversions.perception import map_markers, map_to_graph_msg
-from conceptagent_ros.ros.spin import run_node
+from conceptagent_ros.ros.spin import autostart_lifecycle, run_node
 from conceptagent_ros.scene.fusion import ObjectMap
 from conceptagent_ros.scene.object_query import query_objects
 from conceptagent_ros.srv import GetSceneGraph, QueryObjects
@@ -149,29 +149,25 @@ class PerceptionNode(LifecycleNode):
         return super().on_activate(state)
 
     def _subscribe_images(self, qos: QoSProfile) -> None:
+        """Colour and depth (and, for the oracle, the instance image) paired by approximate time."""
         slop = float(self.get_parameter("slop").value)
-        if self.oracle:  # three streams: colour, depth and the instance image
+        topics = ["rgb", "depth"]
+        if self.oracle:
             from std_msgs.msg import String
 
             latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self._subs.append(self.create_subscription(String, "instance_names", self._on_names, latched))
-            self._sync = ApproximateSync(3, self._on_pair, slop=slop, queue_size=2)
-            for index, topic in enumerate(("rgb", "depth", "instances")):
-                self._subs.append(self.create_subscription(
-                    Image, topic, lambda m, i=index: self._sync.add(i, stamp_seconds(m.header), m), qos,
-                    callback_group=self._images))
-            return
+            topics.append("instances")
         try:
             import message_filters  # not pip-installable; present in a ROS install
 
-            rgb = message_filters.Subscriber(self, Image, "rgb", qos_profile=qos, callback_group=self._images)
-            depth = message_filters.Subscriber(self, Image, "depth", qos_profile=qos, callback_group=self._images)
-            self._sync = message_filters.ApproximateTimeSynchronizer([rgb, depth], queue_size=2, slop=slop)
+            subs = [message_filters.Subscriber(self, Image, t, qos_profile=qos, callback_group=self._images) for t in topics]
+            self._sync = message_filters.ApproximateTimeSynchronizer(subs, queue_size=2, slop=slop)
             self._sync.registerCallback(self._on_pair)
-            self._subs += [rgb, depth]
+            self._subs += subs
         except ImportError:
-            self._sync = ApproximateSync(2, self._on_pair, slop=slop, queue_size=2)
-            for index, topic in enumerate(("rgb", "depth")):
+            self._sync = ApproximateSync(len(topics), self._on_pair, slop=slop, queue_size=2)
+            for index, topic in enumerate(topics):
                 self._subs.append(self.create_subscription(
                     Image, topic, lambda m, i=index: self._sync.add(i, stamp_seconds(m.header), m), qos,
                     callback_group=self._images))
@@ -333,12 +329,5 @@ def _tf_buffer(node: LifecycleNode) -> Any:
     return buffer
 
 
-def autostart(node: PerceptionNode) -> None:
-    if node.get_parameter("autostart").value:
-        if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
-            raise SystemExit(2)  # on_configure logged what failed to load
-        node.trigger_activate()
-
-
 def main(args: list[str] | None = None) -> None:
-    run_node(PerceptionNode, threads=3, args=args, before_spin=autostart)
+    run_node(PerceptionNode, threads=3, args=args, before_spin=autostart_lifecycle)

@@ -194,9 +194,8 @@ class RobotStandInNode(Node):
         """Look around; hand each frame to the perception node and wait until it has fused it (a
         robot turning its head slowly enough for its perception)."""
         import numpy as np
-        from sensor_msgs.msg import CameraInfo, Image
 
-        from conceptagent_ros.perception.ros_images import numpy_to_image_fields
+        from conceptagent_ros.ros.conversions.perception import frame_messages, image_msg
 
         if self.rgb_pub.get_subscription_count() == 0:
             self.get_logger().warning("perception=camera but no perception node subscribes to rgb", throttle_duration_sec=10.0)
@@ -205,31 +204,18 @@ class RobotStandInNode(Node):
         frames = self.camera.look_around(stamp=lambda: clock.now().nanoseconds * 1e-9)
         k = self.camera.config.intrinsics()
         for frame in frames:
-            sec, nsec = int(frame.stamp), int(round((frame.stamp % 1) * 1e9)) % 1_000_000_000
-            info = CameraInfo(width=k.width, height=k.height, k=[float(v) for v in k.k().reshape(-1)])
-            pose = PoseStamped()
-            pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(v) for v in frame.world_T_camera[:3, 3])
-            q = _quaternion(frame.world_T_camera[:3, :3])
-            pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z, pose.pose.orientation.w = q
-            images = []
-            for array in (frame.rgb, frame.depth):
-                f = numpy_to_image_fields(array)
-                img = Image(height=f["height"], width=f["width"], encoding=f["encoding"], is_bigendian=0, step=f["step"])
-                img.data = f["data"].tobytes()
-                images.append(img)
+            msgs = frame_messages(frame, k, self.frame)
             assert frame.instance_ids is not None
-            to_global = np.array([self.instance_index[n] for n in frame.instance_names] + [-1], dtype="<i4")
-            ids = np.ascontiguousarray(to_global[frame.instance_ids])  # -1 (background) takes the last entry
-            instances = Image(height=ids.shape[0], width=ids.shape[1], encoding="32SC1", is_bigendian=0, step=ids.shape[1] * 4)
-            instances.data = ids.tobytes()
-            for msg, frame_id in ((info, "camera_optical"), (pose, self.frame), (images[0], "camera_optical"),
-                                  (images[1], "camera_optical"), (instances, "camera_optical")):
-                msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = sec, nsec, frame_id
-            self.info_pub.publish(info)
-            self.camera_pose_pub.publish(pose)
-            self.rgb_pub.publish(images[0])
-            self.depth_pub.publish(images[1])
+            to_global = np.array([self.instance_index[n] for n in frame.instance_names] + [-1], dtype=np.int32)
+            instances = image_msg(to_global[frame.instance_ids], msgs.rgb.header.frame_id)  # -1 (background): the last entry
+            instances.header.stamp = msgs.rgb.header.stamp
+            self.info_pub.publish(msgs.info)
+            self.camera_pose_pub.publish(msgs.pose)
+            self.rgb_pub.publish(msgs.rgb)
+            self.depth_pub.publish(msgs.depth)
             self.instances_pub.publish(instances)
+            stamp = msgs.rgb.header.stamp
+            sec, nsec = stamp.sec, stamp.nanosec
             deadline = time.monotonic() + self.get_parameter("frame_timeout").value
             while time.monotonic() < deadline:
                 seen = self.perceived.header.stamp if self.perceived is not None else None
@@ -400,23 +386,6 @@ class RobotStandInNode(Node):
                 self._publish_instance_names()
         response.success, response.message = True, f"world reset to scene '{world.scene.name}'"
         return response
-
-
-def _quaternion(r) -> tuple[float, float, float, float]:  # noqa: ANN001 - 3x3 rotation
-    """(x, y, z, w) of a rotation matrix (Shepperd's method, stable for every rotation)."""
-    trace = r[0, 0] + r[1, 1] + r[2, 2]
-    if trace > 0:
-        s = 2.0 * math.sqrt(trace + 1.0)
-        return ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
-    i = max(range(3), key=lambda j: r[j, j])
-    j, k = (i + 1) % 3, (i + 2) % 3
-    s = 2.0 * math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k])
-    q = [0.0, 0.0, 0.0, 0.0]
-    q[i] = 0.25 * s
-    q[j] = (r[j, i] + r[i, j]) / s
-    q[k] = (r[k, i] + r[i, k]) / s
-    q[3] = (r[k, j] - r[j, k]) / s
-    return q[0], q[1], q[2], q[3]
 
 
 def main(args: list[str] | None = None) -> None:

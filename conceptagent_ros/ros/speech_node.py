@@ -20,7 +20,7 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from std_msgs.msg import Float32MultiArray, Int16MultiArray, String
 
-from conceptagent_ros.ros.spin import run_node
+from conceptagent_ros.ros.spin import autostart_lifecycle, run_node
 from conceptagent_ros.speech.asr import SpeechError, Transcriber, WhisperTranscriber, read_wav
 
 
@@ -92,12 +92,5 @@ class SpeechNode(LifecycleNode):
         self.command_pub.publish(String(data=text))
 
 
-def autostart(node: SpeechNode) -> None:
-    if node.get_parameter("autostart").value:
-        if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
-            raise SystemExit(2)  # the reason is in the log: on_configure says what failed to load
-        node.trigger_activate()
-
-
 def main(args: list[str] | None = None) -> None:
-    run_node(SpeechNode, threads=2, args=args, before_spin=autostart)
+    run_node(SpeechNode, threads=2, args=args, before_spin=autostart_lifecycle)

@@ -39,3 +39,14 @@ def make_executor(threads: int, context: Any = None) -> Executor:
     if threads <= 1:
         return SingleThreadedExecutor(context=context)
     return MultiThreadedExecutor(num_threads=threads, context=context)
+
+
+def autostart_lifecycle(node: Any) -> None:
+    """Configure and activate a lifecycle node whose `autostart` parameter is set; a failed
+    configure (its on_configure logged what failed to load) exits 2."""
+    from rclpy.lifecycle import TransitionCallbackReturn
+
+    if node.get_parameter("autostart").value:
+        if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+            raise SystemExit(2)
+        node.trigger_activate()

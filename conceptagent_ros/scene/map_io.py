@@ -3,30 +3,15 @@ previous file whole), and the map's points as a PLY point cloud coloured by obje
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.scene.fusion import FusionConfig, MapObject, ObjectMap
 
 FORMAT = "conceptagent-object-map/1"
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def map_to_json(object_map: ObjectMap, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -43,7 +28,7 @@ def map_to_json(object_map: ObjectMap, extra: dict[str, Any] | None = None) -> d
 
 def save_map(object_map: ObjectMap, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
     out = Path(path)
-    atomic_write_text(out, json.dumps(map_to_json(object_map, extra)))
+    write_atomic(out, json.dumps(map_to_json(object_map, extra)))
     return out
 
 
@@ -85,5 +70,5 @@ def save_ply(object_map: ObjectMap, path: str | Path) -> Path:
         rows.extend(f"{x:.4f} {y:.4f} {z:.4f} {r} {g} {b}" for x, y, z in obj.points)
     header = ["ply", "format ascii 1.0", f"element vertex {len(rows)}", "property float x", "property float y",
               "property float z", "property uchar red", "property uchar green", "property uchar blue", "end_header"]
-    atomic_write_text(out, "\n".join(header + rows) + "\n")
+    write_atomic(out, "\n".join(header + rows) + "\n")
     return out

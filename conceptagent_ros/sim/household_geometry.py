@@ -58,17 +58,20 @@ def size_of(obj: SceneObject) -> tuple[float, float, float]:
 PANEL = 0.03  # metres: wall thickness of containers
 
 
-def _front(x: float, y: float, scene: Scene, room: str, size: tuple[float, float, float] | None = None) -> tuple[float, float]:
-    """The side of a piece of furniture that faces the room: one of its long sides (a shelf, a
-    counter, a sofa is used from there), the one towards the middle of the room; for a square
-    thing (a fridge), whichever side looks most towards the middle."""
-    cx, cy, _ = scene.rooms[room].centre if room in scene.rooms else (x, y, 0.0)
-    dx, dy = cx - x, cy - y
-    if size is not None and max(size[0], size[1]) >= 1.3 * min(size[0], size[1]):
+def facing(dx: float, dy: float, size: tuple[float, float, float]) -> tuple[float, float]:
+    """The side of a piece of furniture that faces the room, given the way (dx, dy) to the room's
+    middle: one of its long sides (a shelf, a counter, a sofa is used from there), the one towards
+    the middle; for a square thing (a fridge), whichever side looks most towards the middle."""
+    if max(size[0], size[1]) >= 1.3 * min(size[0], size[1]):
         if size[0] > size[1]:  # long along x: the front faces +y or -y
             return (0.0, 1.0 if dy >= 0 else -1.0)
         return (1.0 if dx >= 0 else -1.0, 0.0)
     return (1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0)
+
+
+def _front(x: float, y: float, scene: Scene, room: str, size: tuple[float, float, float]) -> tuple[float, float]:
+    cx, cy, _ = scene.rooms[room].centre if room in scene.rooms else (x, y, 0.0)
+    return facing(cx - x, cy - y, size)
 
 
 def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str, Box] | None = None) -> dict[str, Box]:
@@ -169,15 +172,6 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
     return {oid: box for oid, box in boxes.items() if oid in wanted}
 
 
-def front_towards(box: Box, room_centre: tuple[float, float]) -> tuple[float, float]:
-    """As _front, for a placed box and the middle of its room."""
-    dx, dy = room_centre[0] - box.center[0], room_centre[1] - box.center[1]
-    sx, sy = box.size[0], box.size[1]
-    if max(sx, sy) >= 1.3 * min(sx, sy):
-        return (0.0, 1.0 if dy >= 0 else -1.0) if sx > sy else (1.0 if dx >= 0 else -1.0, 0.0)
-    return (1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0)
-
-
 def _free_offset(holder: Box, along_x: bool, length: float, width: float, taken: list[Box], count: int) -> float | None:
     """The middle of the widest stretch of the holder's row that no other thing on it covers."""
     axis = 0 if along_x else 1
@@ -210,7 +204,7 @@ def free_station(robot_xy: tuple[float, float], room_bounds: tuple[float, float,
     # where an open container shows its inside), else back away towards the middle of the room
     directions = []
     if holder is not None:
-        directions.append(holder.open_front or front_towards(holder, centre))
+        directions.append(holder.open_front or facing(centre[0] - holder.center[0], centre[1] - holder.center[1], holder.size))
     dx, dy = centre[0] - robot_xy[0], centre[1] - robot_xy[1]
     if math.hypot(dx, dy) > 1e-6:
         directions.append((dx / math.hypot(dx, dy), dy / math.hypot(dx, dy)))

@@ -31,20 +31,10 @@ from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
 def in_plain_sight(world: World, obj: SceneObject) -> bool:
     """Could a camera in its room see it at all: not in the gripper, not lost, not inside something
-    closed, not tucked away in a receptacle nobody searched."""
+    closed or held, not tucked away in a receptacle nobody searched."""
     if obj.id in world.lost or obj.id == world.robot.holding:
         return False
-    parent_id, child = obj.parent, obj
-    while parent_id is not None and parent_id in world.scene.objects:
-        parent = world.scene.objects[parent_id]
-        if parent.has("openable") and not parent.flag("open"):
-            return False
-        if child.hidden and parent_id not in world.searched:
-            return False
-        if parent.id == world.robot.holding:
-            return False
-        child, parent_id = parent, parent.parent
-    return True
+    return not world.enclosed(obj, in_hand=world.robot.holding)
 
 
 class EmbeddedCamera:

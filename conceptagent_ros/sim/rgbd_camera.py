@@ -102,7 +102,15 @@ class RenderScene:
             for (cx, cy), (sx, sy) in walls:
                 gid = self.scene.add_triangles(_box_mesh((cx, cy, WALL_HEIGHT / 2), (sx, sy, WALL_HEIGHT)))
                 self._background_colour[gid] = np.array([215, 205, 185], dtype=np.float32)
+        # Per geometry id (the last entry for rays that hit nothing): its instance, and its paint
         self._lut_size = max([*self._geometry_to_instance, *self._background_colour, 0]) + 2
+        self._instance_of = np.full(self._lut_size, BACKGROUND, dtype=np.int32)
+        self._paint_of = np.zeros((self._lut_size, 3), dtype=np.float32)
+        for gid, index in self._geometry_to_instance.items():
+            self._instance_of[gid] = index
+            self._paint_of[gid] = self.colours[index]
+        for gid, colour in self._background_colour.items():
+            self._paint_of[gid] = colour
 
     def render(self, world_T_camera: np.ndarray, config: CameraConfig, rng: np.random.Generator | None = None,
                stamp: float = 0.0) -> Frame:
@@ -121,21 +129,14 @@ class RenderScene:
         missed = ~np.isfinite(depth) | (depth > config.max_range)
         geometry = hit["geometry_ids"].numpy().astype(np.int64)
         geometry[missed] = self._lut_size - 1
-        lut = np.full(self._lut_size, BACKGROUND, dtype=np.int32)
-        for gid, index in self._geometry_to_instance.items():
-            lut[gid] = index
-        instances = lut[np.clip(geometry, 0, self._lut_size - 1)]
+        geometry = np.clip(geometry, 0, self._lut_size - 1)
+        instances = self._instance_of[geometry]
         # Colour: the thing's paint, shaded by how squarely it faces a light from above and behind the camera
-        palette = np.zeros((self._lut_size, 3), dtype=np.float32)
-        for gid, index in self._geometry_to_instance.items():
-            palette[gid] = self.colours[index]
-        for gid, colour in self._background_colour.items():
-            palette[gid] = colour
         normals = hit["primitive_normals"].numpy()
         light = -world_T_camera[:3, 2] + np.array([0.0, 0.0, 1.0])
         light /= np.linalg.norm(light)
         shade = 0.45 + 0.55 * np.abs(normals @ light)
-        rgb = np.clip(palette[np.clip(geometry, 0, self._lut_size - 1)] * shade[..., None], 0, 255).astype(np.uint8)
+        rgb = np.clip(self._paint_of[geometry] * shade[..., None], 0, 255).astype(np.uint8)
         rgb[missed] = 0
         depth[missed] = np.nan
         if rng is not None and config.depth_noise > 0:

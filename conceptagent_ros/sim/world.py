@@ -89,16 +89,23 @@ class World:
             return True
         if obj.room != self.robot.room or distance(self.robot.position, obj.position) > self.scene.robot.view_range:
             return False
+        return not self.enclosed(obj)
+
+    def enclosed(self, obj: SceneObject, in_hand: str | None = None) -> bool:
+        """Out of sight wherever the camera stands: inside something closed, tucked away in a
+        receptacle nobody searched, or (given what the hand holds) inside the held thing."""
         parent_id = obj.parent
         child = obj
         while parent_id is not None:
             parent = self.scene.objects[parent_id]
             if parent.has("openable") and not parent.flag("open"):
-                return False
+                return True
             if child.hidden and parent_id not in self.searched:
-                return False
+                return True
+            if in_hand is not None and parent_id == in_hand:
+                return True
             child, parent_id = parent, parent.parent
-        return True
+        return False
 
     def observe(self) -> Observation:
         seen = tuple(copy.deepcopy(o) for o in self.scene.objects.values() if self.visible(o))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.bench import write_csv
 from conceptagent_ros.evaluation.eai_virtualhome.agents import (
@@ -27,7 +28,6 @@ from conceptagent_ros.evaluation.eai_virtualhome.data import EAITask, data_root,
 from conceptagent_ros.evaluation.eai_virtualhome.judge import edge_fact, node_fact, score, script_name
 from conceptagent_ros.evaluation.eai_virtualhome.world import ActionOutcome, EAIWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
-from conceptagent_ros.evaluation.journal import write_atomic
 from conceptagent_ros.llm.spec import parse_llm_spec, simulated_profile
 
 SUITE = "eai-virtualhome"

@@ -32,31 +32,42 @@ def _phrase_to_label(phrase: str, vocabulary: Sequence[str]) -> str | None:
     return best
 
 
-class OwlDetector:
-    """OWL-ViT (`kind: owlvit`) and OWLv2 (`kind: owlv2`): one query per vocabulary entry."""
+class _ZeroShotDetector:
+    """A transformers zero-shot detector: its processor and model, loaded from local files."""
 
-    def __init__(self, model: str, threshold: float = 0.1, prompt: str = "a photo of a {}", device: str = "cpu",
-                 nms_iou: float = 0.5):
+    def __init__(self, model: str, threshold: float, device: str, nms_iou: float):
         from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor
 
         self.processor = load_pretrained(AutoProcessor, model)
         self.model = load_pretrained(AutoModelForZeroShotObjectDetection, model).to(device).eval()
         self.threshold = threshold
-        self.prompt = prompt
         self.device = device
         self.nms_iou = nms_iou
 
-    def detect(self, frame: Frame, vocabulary: Sequence[str]) -> list[Detection]:
+    def _run(self, **processor_inputs: Any) -> tuple[Any, Any]:
+        """The processor's inputs and the model's outputs for them, without gradients."""
         import torch
 
+        inputs = self.processor(return_tensors="pt", **processor_inputs)
+        with torch.no_grad():
+            return inputs, self.model(**inputs.to(self.device))
+
+
+class OwlDetector(_ZeroShotDetector):
+    """OWL-ViT (`kind: owlvit`) and OWLv2 (`kind: owlv2`): one query per vocabulary entry."""
+
+    def __init__(self, model: str, threshold: float = 0.1, prompt: str = "a photo of a {}", device: str = "cpu",
+                 nms_iou: float = 0.5):
+        super().__init__(model, threshold, device, nms_iou)
+        self.prompt = prompt
+
+    def detect(self, frame: Frame, vocabulary: Sequence[str]) -> list[Detection]:
         vocab = [v.strip() for v in vocabulary if v.strip()]
         if not vocab:
             return []
         h, w = frame.rgb.shape[:2]
-        inputs = self.processor(text=[[self.prompt.format(v) for v in vocab]], images=frame.rgb, return_tensors="pt",
-                                padding=True, truncation=True)
-        with torch.no_grad():
-            outputs = self.model(**inputs.to(self.device))
+        _, outputs = self._run(text=[[self.prompt.format(v) for v in vocab]], images=frame.rgb, padding=True,
+                               truncation=True)
         # OWLv2 pads the image to a square: boxes come back in the padded frame's scale
         size = max(h, w) if "owlv2" in type(self.model).__name__.lower() else None
         target = [(size, size)] if size else [(h, w)]
@@ -68,30 +79,20 @@ class OwlDetector:
         ], self.nms_iou)
 
 
-class GroundingDinoDetector:
+class GroundingDinoDetector(_ZeroShotDetector):
     """Grounding DINO (`kind: grounding_dino`): the vocabulary as one prompt, "cup. bowl. table."."""
 
     def __init__(self, model: str, threshold: float = 0.3, text_threshold: float = 0.25, device: str = "cpu",
                  nms_iou: float = 0.5):
-        from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor
-
-        self.processor = load_pretrained(AutoProcessor, model)
-        self.model = load_pretrained(AutoModelForZeroShotObjectDetection, model).to(device).eval()
-        self.threshold = threshold
+        super().__init__(model, threshold, device, nms_iou)
         self.text_threshold = text_threshold
-        self.device = device
-        self.nms_iou = nms_iou
 
     def detect(self, frame: Frame, vocabulary: Sequence[str]) -> list[Detection]:
-        import torch
-
         vocab = [v.strip().lower() for v in vocabulary if v.strip()]
         if not vocab:
             return []
         h, w = frame.rgb.shape[:2]
-        inputs = self.processor(images=frame.rgb, text=". ".join(vocab) + ".", return_tensors="pt")
-        with torch.no_grad():
-            outputs = self.model(**inputs.to(self.device))
+        inputs, outputs = self._run(images=frame.rgb, text=". ".join(vocab) + ".")
         result: dict[str, Any] = self.processor.post_process_grounded_object_detection(
             outputs, inputs["input_ids"], threshold=self.threshold, text_threshold=self.text_threshold,
             target_sizes=[(h, w)])[0]

@@ -3,13 +3,18 @@ relations, and rviz markers (boxes in each label's colour, labels, relation line
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 from builtin_interfaces.msg import Duration, Time
-from geometry_msgs.msg import Point
+from geometry_msgs.msg import Point, PoseStamped
+from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from conceptagent_ros.msg import SceneGraph, SceneObject, SceneRelation
+from conceptagent_ros.perception.frames import Frame, Intrinsics, rotation_to_quaternion
+from conceptagent_ros.perception.ros_images import numpy_to_image_fields
 from conceptagent_ros.ros.conversions.scene import pose_msg
 from conceptagent_ros.scene.fusion import ObjectMap
 from conceptagent_ros.scene.loader import category_defaults
@@ -17,9 +22,48 @@ from conceptagent_ros.scene.map_io import label_colour
 from conceptagent_ros.scene.relations3d import spatial_relations
 
 
+@dataclass
+class FrameMessages:
+    """One RGB-D frame as a camera driver publishes it."""
+
+    info: CameraInfo
+    pose: PoseStamped
+    rgb: Image
+    depth: Image
+
+    def stamp(self, seconds: float) -> None:
+        """Stamp every message with one time (the driver's clock at the exposure)."""
+        t = _time(seconds)
+        for msg in (self.info, self.pose, self.rgb, self.depth):
+            msg.header.stamp = t
+
+
+def image_msg(array: np.ndarray, frame_id: str) -> Image:
+    f = numpy_to_image_fields(array)
+    msg = Image(height=f["height"], width=f["width"], encoding=f["encoding"], is_bigendian=0, step=f["step"])
+    msg.data = f["data"].tobytes()
+    msg.header.frame_id = frame_id
+    return msg
+
+
+def frame_messages(frame: Frame, intrinsics: Intrinsics, world_frame: str, camera_frame: str = "camera_optical") -> FrameMessages:
+    """CameraInfo, the camera's pose (optical frame) in world_frame, rgb8 and 32FC1 images, stamped
+    with the frame's time."""
+    info = CameraInfo(width=intrinsics.width, height=intrinsics.height, k=[float(v) for v in intrinsics.k().reshape(-1)])
+    info.header.frame_id = camera_frame
+    pose = PoseStamped()
+    pose.header.frame_id = world_frame
+    pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(v) for v in frame.world_T_camera[:3, 3])
+    o = pose.pose.orientation
+    o.x, o.y, o.z, o.w = rotation_to_quaternion(frame.world_T_camera[:3, :3])
+    messages = FrameMessages(info, pose, image_msg(frame.rgb, camera_frame), image_msg(frame.depth, camera_frame))
+    messages.stamp(frame.stamp)
+    return messages
+
+
 def _time(seconds: float) -> Time:
-    whole = int(seconds)
-    return Time(sec=whole, nanosec=int(round((seconds - whole) * 1e9)) % 1_000_000_000)
+    nanoseconds = int(round(seconds * 1e9))
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
 def map_to_graph_msg(object_map: ObjectMap, stamp: Time, frame_id: str, vocabulary: Sequence[str] = ()) -> SceneGraph:
