@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: run test test-fast ros ros-up ros-demo ros-bench bench study lint clean voxposer voxposer-bench perceive perception-bench
+.PHONY: run test test-fast ros ros-up ros-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ ros-demo: $(ROS_INTERFACES)
 
 ros-bench: $(ROS_INTERFACES)
 	$(VENV)/bin/conceptagent ros bench --scene $(SCENE)
+
+# the easy suite through the ROS graph with the perception node in the loop, both layouts
+ros-suite: $(ROS_INTERFACES)
+	$(VENV)/bin/conceptagent ros suite --suite easy --out docs/benchmarks
+	$(VENV)/bin/conceptagent ros suite --suite easy --layout robot --out docs/benchmarks
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/conceptagent bench --suite easy --suite moderate --suite hard --llm offline --out results/bench

@@ -31,6 +31,8 @@ OPEN3D = ["open3d-cpu>=0.19; platform_system == 'Linux' and platform_machine == 
           "open3d>=0.18; platform_system != 'Linux' or platform_machine != 'x86_64'"]
 # The perception models: OWLv2 / OWL-ViT / Grounding DINO and CLIP through transformers, SAM through
 # segment-anything (which needs torchvision); install torch with -c constraints.txt for the CPU build
+# YOLO-World as the detector; its class names are CLIP text embeddings (transformers, in PERCEPTION)
+YOLO = ["ultralytics>=8.3"]
 PERCEPTION = [*OPEN3D, "scipy>=1.10", "torch>=2.2", "torchvision>=0.17", "transformers>=4.40", "tokenizers>=0.15",
               "segment-anything>=1.0"]
 
@@ -70,9 +72,9 @@ setup(
         "sim3d": ["pybullet>=3.2.6", "scipy>=1.10"],
         # the RGB-D perception pipeline, the embedded camera (`run --perception camera`) and bag replay
         "perception": [*PERCEPTION, "rosbags>=0.10"],
-        # YOLO-World as the detector (ultralytics)
-        "yolo": ["ultralytics>=8.3"],
-        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "pybullet>=3.2.6", *PERCEPTION],
+        # YOLO-World as the detector (ultralytics), with the rest of the perception pipeline
+        "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
+        "test": ["pytest>=8", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "pybullet>=3.2.6", *PERCEPTION, *YOLO],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },
     entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},

@@ -305,6 +305,25 @@ def add_ros_parsers(sub: Any) -> None:
     bench.add_argument("--round-trips", type=int, default=300)
     bench.set_defaults(func=lambda a: _ros("cmd_bench", a))
 
+    suite = ros_sub.add_parser("suite", help="a task suite through the ROS graph (stand-in, planner node and, with "
+                                             "--perception camera, the perception node), judged on the stand-in's world")
+    suite.add_argument("--suite", default="easy", help="built-in suite (default easy)")
+    suite.add_argument("--tasks", help="a task file instead of a built-in suite")
+    suite.add_argument("--task", action="append", metavar="ID", help="only these task ids (repeatable)")
+    suite.add_argument("--perception", choices=["truth", "camera"], default="camera",
+                       help="camera (default): the planner sees what the perception node fused from the stand-in's "
+                            "RGB-D camera; truth: the stand-in's ground-truth graph")
+    suite.add_argument("--detector", choices=["oracle", "sim_paint"], default="oracle",
+                       help="what the perception node sees the synthetic camera with")
+    suite.add_argument("--layout", choices=["standin", "robot"], default="standin",
+                       help="standin (default): the stand-in builds scene_graph from perceived_graph; robot: as on a "
+                            "real robot, the scene graph node does, told of each skill by the skill servers")
+    suite.add_argument("--planner", default="react")
+    suite.add_argument("--llm", default="offline")
+    suite.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
+    suite.add_argument("--out", help="write ros_suite_<suite>_<perception>.md and .csv here")
+    suite.set_defaults(func=lambda a: _ros("cmd_suite", a))
+
     vb = ros_sub.add_parser("voxposer-bench", help="the VoxPoser templates through the trajectory node's action "
                                                    "(node in a child process, judged from PyBullet's ground truth)")
     common(vb)

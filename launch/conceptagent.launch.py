@@ -1,7 +1,8 @@
 """ConceptAgent on a real robot (or a Gazebo robot that runs Nav2): planner, Nav2-backed navigation
 and forwarded manipulation skills, spoken commands, the RGB-D perception node, rviz. The perception
 node fuses the camera's frames into perceived_graph (remap its rgb, depth, camera_info and pose
-topics to your driver's in the params file or with ros2 launch remappings).
+topics to your driver's in the params file or with ros2 launch remappings); the scene graph node
+turns it, with the robot's pose and what the skills did, into the scene_graph the planner reads.
 
     ros2 launch conceptagent_ros conceptagent.launch.py params_file:=/path/my_robot.yaml llm:=openai:MODEL
 """
@@ -49,7 +50,11 @@ def generate_launch_description() -> LaunchDescription:
     perception = Node(package=PACKAGE, executable="perception_node", name="perception", namespace=ns, output="screen",
                       parameters=[params, {"use_sim_time": sim_time}],
                       condition=IfCondition(LaunchConfiguration("perception")))
+    # perceived_graph + robot pose + skill outcomes -> scene_graph (with perception; else bring your own)
+    scene_graph = Node(package=PACKAGE, executable="scene_graph_node", name="scene_graph", namespace=ns, output="screen",
+                       parameters=[params, {"use_sim_time": sim_time}],
+                       condition=IfCondition(LaunchConfiguration("perception")))
     rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
                 arguments=["-d", os.path.join(share, "rviz", "conceptagent.rviz")],
                 condition=IfCondition(LaunchConfiguration("rviz")))
-    return LaunchDescription([*launch_arguments(share), planner, skills, speech, perception, rviz])
+    return LaunchDescription([*launch_arguments(share), planner, skills, speech, perception, scene_graph, rviz])

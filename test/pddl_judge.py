@@ -32,7 +32,8 @@ def _untyped(text: str) -> str:
 
 
 class Judge:
-    def __init__(self, types: Iterable[str], skills: list[dict] | None = None, predicates: list[dict] | None = None):
+    def __init__(self, types: Iterable[str], skills: list[dict] | None = None, predicates: list[dict] | None = None,
+                 constants: Mapping[str, str] | None = None):
         skills = skills if skills is not None else yaml.safe_load((CONFIG / "skills.yaml").read_text())["skills"]
         predicates = (predicates if predicates is not None
                       else yaml.safe_load((CONFIG / "predicates.yaml").read_text())["predicates"])
@@ -46,7 +47,9 @@ class Judge:
             actions.append(f"(:action {s['name']} :parameters ({params}) :precondition {pre} :effect (and))")
         text = ("(define (domain judge) (:requirements :typing :negative-preconditions :disjunctive-preconditions "
                 ":existential-preconditions :universal-preconditions :equality)"
-                f" (:types {' '.join(declared)}) (:predicates {preds}) {' '.join(actions)})")
+                f" (:types {' '.join(declared)})"
+                + (f" (:constants {' '.join(f'{c} - {t}' for c, t in sorted(constants.items()))})" if constants else "")
+                + f" (:predicates {preds}) {' '.join(actions)})")
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "domain.pddl"
             path.write_text(text)
@@ -87,3 +90,13 @@ class Judge:
                        for combo in itertools.product(*domains))
             return any(results) if isinstance(f, ExistsCondition) else all(results)
         raise TypeError(f"the judge does not know {type(f).__name__}: {f}")
+
+
+def goal_holds(goal: str, atoms: frozenset, types: Mapping[str, str]) -> bool:
+    """A task's goal on a state, judged as the precondition of an action that names the state's
+    objects as constants (the `pddl` library parses quantified formulas in domains, not in goals)."""
+    categories = set(yaml.safe_load((CONFIG / "categories.yaml").read_text())["categories"]) | set(types.values())
+    judge = Judge(categories, skills=[{"name": "reach_goal", "params": [], "precondition": goal}], constants=types)
+    verdict = judge.feasible("reach_goal", (), atoms, types)
+    assert verdict is not None
+    return verdict

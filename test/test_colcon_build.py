@@ -42,7 +42,7 @@ def test_colcon_build_installs_a_complete_package(tmp_path):
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     install = tmp_path / "install" / "conceptagent_ros"
     for executable in ("planner_node", "robot_standin_node", "robot_skills_node", "speech_node", "voxposer_node",
-                       "perception_node"):
+                       "perception_node", "scene_graph_node"):
         path = install / "lib" / "conceptagent_ros" / executable
         assert path.is_file() and os.access(path, os.X_OK), executable
     share = install / "share" / "conceptagent_ros"

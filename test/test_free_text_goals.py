@@ -62,3 +62,26 @@ def test_a_second_bad_goal_is_a_clear_error(chat_server, monkeypatch, capsys):
     assert code == 2 and len(err.splitlines()) == 1
     assert "no usable goal" in err and "pass a PDDL goal" in err
     assert "apple_99" in server.requests[1]["messages"][1]["content"]  # the unknown object was fed back
+
+
+def test_a_robot_that_has_not_looked_yet_takes_goals_naming_ids_its_perception_will_give():
+    """The ROS planner node knows only what it has seen; a task file names apple_1 before the camera
+    has found it. Such an id is typed by its name where the name says a category of the vocabulary;
+    anything else stays an unknown object, and the embedded world (which knows all) refuses it."""
+    from conceptagent_ros.errors import TaskFileError
+    from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task
+    from conceptagent_ros.scene.loader import load_scene
+
+    rooms = load_scene("studio_kitchen").rooms
+    vocabulary = frozenset({"apple", "fridge", "coffee_table", "cup"})
+    unseen = TaskMap(rooms, vocabulary, {"fridge_1": "fridge"}, unseen_ids_by_name=True)
+    goal = "(and (in apple_2 fridge_1) (exists (?c - cup) (in ?c coffee_table_1)))"
+    task = prepare_task(TaskRequest("put the apple in the fridge", goal=goal), unseen)
+    assert task.goal.objects == {"apple_2", "fridge_1", "coffee_table_1"}
+    assert unseen.goal_types(goal)["coffee_table_1"] == "coffee_table" and "c" not in unseen.goal_types(goal)
+    for bad in ("(in widget_1 fridge_1)", "(in apple fridge_1)"):  # no such category; no counter
+        with pytest.raises(TaskFileError, match="does not parse"):
+            prepare_task(TaskRequest("put it in the fridge", goal=bad), unseen)
+    knows_all = TaskMap(rooms, vocabulary, {"fridge_1": "fridge", "apple_1": "apple"})
+    with pytest.raises(TaskFileError, match="does not parse"):
+        prepare_task(TaskRequest("put the apple in the fridge", goal="(in apple_2 fridge_1)"), knows_all)

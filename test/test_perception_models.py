@@ -61,14 +61,22 @@ def frame(depth: float | None = 2.0, stamp: float = 0.0, seed: int = 0) -> Frame
 @pytest.mark.parametrize("kind", ["owlv2", "owlvit", "grounding_dino"])
 def test_detectors_load_from_their_saved_files_and_answer_in_the_vocabulary(models: Path, kind: str) -> None:
     detector = build_detector(spec(models, kind))
-    found = detector.detect(frame(), VOCAB)
+    assert_in_vocabulary_and_image(detector.detect(frame(), VOCAB), VOCAB, empty_boxes=False)
+    assert detector.detect(frame(), []) == []
+
+
+def assert_in_vocabulary_and_image(found: list, vocabulary: list[str], empty_boxes: bool) -> None:
+    """Detections of a 64x48 frame: some, each labelled from the vocabulary, boxed inside the image,
+    scored as a probability (a random network may propose boxes of no width where `empty_boxes`)."""
     assert found, "threshold 0 keeps every proposal"
     for det in found:
-        assert det.label in VOCAB
+        assert det.label in vocabulary
         x0, y0, x1, y1 = det.box
-        assert 0 <= x0 < x1 <= 64 and 0 <= y0 < y1 <= 48
+        if empty_boxes:
+            assert 0 <= x0 <= x1 <= 64 and 0 <= y0 <= y1 <= 48
+        else:
+            assert 0 <= x0 < x1 <= 64 and 0 <= y0 < y1 <= 48
         assert 0.0 <= det.score <= 1.0
-    assert detector.detect(frame(), []) == []
 
 
 def test_clip_embeds_crops_and_texts_in_one_space(models: Path) -> None:
@@ -129,3 +137,47 @@ def test_missing_weights_say_what_to_run(tmp_path: Path, models: Path) -> None:
     broken.segmenter.model_type = "vit_h"
     with pytest.raises(MissingModelError, match="does not fit"):
         build_segmenter(broken)
+
+
+@pytest.fixture(scope="module")
+def yolo_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny YOLO-World checkpoint and a tiny CLIP whose text embeddings have the 512 dimensions
+    its head reads (published YOLO-World pairs with CLIP ViT-B/32)."""
+    pytest.importorskip("ultralytics")
+    base = tmp_path_factory.mktemp("tiny_yolo_world")
+    tiny.build_yolo_world(base / "yolo_world.pt")
+    tiny.build_clip(base / "clip512", projection_dim=512)
+    return base
+
+
+def yolo_spec(models: Path, yolo: Path, **detector: object) -> PerceptionSpec:
+    return spec(models, "yolo_world", **{"weights": str(yolo / "yolo_world.pt"), "text_model": str(yolo / "clip512"),
+                                         **detector})
+
+
+def test_yolo_world_loads_its_checkpoint_and_names_classes_by_clip_text(models: Path, yolo_world: Path) -> None:
+    import torch
+
+    from conceptagent_ros.perception.embedders import ClipEmbedder
+
+    detector = build_detector(yolo_spec(models, yolo_world))
+    assert_in_vocabulary_and_image(detector.detect(frame(), VOCAB), VOCAB, empty_boxes=True)
+    # the classes the head matches regions against are the vocabulary's CLIP text embeddings
+    world = detector.model.model  # type: ignore[attr-defined]
+    texts = ClipEmbedder(str(yolo_world / "clip512")).embed_texts(VOCAB)
+    assert world.txt_feats.shape == (1, len(VOCAB), 512)
+    assert torch.allclose(world.txt_feats[0], torch.from_numpy(texts), atol=1e-5)
+    # a new vocabulary becomes the new classes
+    other = ["sofa", "book"]
+    assert {d.label for d in detector.detect(frame(seed=1), other)} <= set(other)
+    assert world.txt_feats.shape == (1, 2, 512) and world.model[-1].nc == 2
+    assert detector.detect(frame(), []) == []
+
+
+def test_yolo_world_refuses_a_text_model_of_the_wrong_width_and_missing_weights(models: Path, yolo_world: Path,
+                                                                                tmp_path: Path) -> None:
+    with pytest.raises(MissingModelError, match="512-d text embeddings"):
+        build_detector(spec(models, "yolo_world", weights=str(yolo_world / "yolo_world.pt"),
+                            text_model=str(models / "clip")))  # the 16-d tiny CLIP
+    with pytest.raises(MissingModelError, match="models fetch"):
+        build_detector(yolo_spec(models, yolo_world, weights=str(tmp_path / "absent.pt")))

@@ -1,7 +1,7 @@
 """Tiny random vision models built here and saved the way real ones are published, so the
 perception code loads them through its real paths (from_pretrained with local files only,
 segment-anything's registry and torch.load) with HF_HUB_OFFLINE=1. No weights can be downloaded
-on these machines; these stand in for OWLv2, OWL-ViT, Grounding DINO, CLIP and SAM."""
+on these machines; these stand in for OWLv2, OWL-ViT, Grounding DINO, YOLO-World, CLIP and SAM."""
 from __future__ import annotations
 
 import functools
@@ -48,19 +48,31 @@ def _text_config(vocab_size: int) -> dict[str, int]:
                 max_position_embeddings=16, eos_token_id=0, bos_token_id=1, pad_token_id=0)
 
 
-def build_clip(folder: Path) -> Path:
+def build_clip(folder: Path, projection_dim: int = 16) -> Path:
     import torch
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
     torch.manual_seed(0)
     tokenizer = _clip_tokenizer(folder)
-    config = CLIPConfig(text_config=_text_config(len(tokenizer)), projection_dim=16,
+    config = CLIPConfig(text_config=_text_config(len(tokenizer)), projection_dim=projection_dim,
                         vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                                            image_size=32, patch_size=8))
     CLIPModel(config).save_pretrained(folder)
     processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
     CLIPProcessor(image_processor=processor, tokenizer=tokenizer).save_pretrained(folder)
     return folder
+
+
+def build_yolo_world(path: Path) -> Path:
+    """A YOLO-World v2 at the smallest scale with random weights, saved as ultralytics saves a
+    checkpoint (its head reads 512-d CLIP text embeddings, as the published ones)."""
+    import torch
+    from ultralytics import YOLOWorld
+
+    torch.manual_seed(0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    YOLOWorld("yolov8n-worldv2.yaml", verbose=False).save(str(path))
+    return path
 
 
 def build_owl(folder: Path, version: int = 2) -> Path:

@@ -202,9 +202,11 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
     hub = []
     if spec.detector.kind in ("owlv2", "owlvit", "grounding_dino"):
         hub.append(spec.detector.model)
+    if spec.detector.kind == "yolo_world":
+        hub.append(spec.detector.text_model)
     if spec.embedder.kind == "clip":
         hub.append(spec.embedder.model)
-    for repo in hub:
+    for repo in dict.fromkeys(hub):  # once each, in order
         if expand(repo).exists():
             print(f"  {repo}: a local folder, nothing to fetch")
             continue

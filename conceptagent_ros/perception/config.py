@@ -26,6 +26,8 @@ class DetectorSpec(_Strict):
     model: str = "google/owlv2-base-patch16-ensemble"
     weights: str = "~/.cache/conceptagent/models/yolov8s-worldv2.pt"
     weights_url: str = ""
+    # yolo_world: the CLIP whose text embeddings name the classes (the one YOLO-World was trained with)
+    text_model: str = "openai/clip-vit-base-patch32"
     threshold: Probability = 0.15
     # kind: plugin -- your own detector: "package.module:ClassName", built with plugin_args; it has
     # detect(frame, vocabulary) -> list[Detection] (perception/detections.py)
@@ -102,7 +104,7 @@ def build_detector(spec: PerceptionSpec) -> Detector:
     if d.kind == "yolo_world":
         from conceptagent_ros.perception.detectors.yolo_world import YoloWorldDetector
 
-        return YoloWorldDetector(d.weights, threshold=d.threshold, device=spec.device)
+        return YoloWorldDetector(d.weights, threshold=d.threshold, device=spec.device, text_model=d.text_model)
     if d.kind == "sam_automatic":
         from conceptagent_ros.perception.segmenters import AutomaticMasks
 

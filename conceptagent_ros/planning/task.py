@@ -9,6 +9,7 @@ robot believes at the end; the embedded episode judges again on the world's true
 """
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,10 @@ class TaskMap:
     known_types: Mapping[str, str] = field(default_factory=dict)  # object id -> category, for goal constants
     known_affordances: Mapping[str, frozenset[str]] = field(default_factory=dict)  # object id -> affordances
     known_attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # object id -> {"colour": "red"}
+    # A robot that has not seen everything yet (the ROS planner node): a goal may name an object it
+    # has not seen by the id its perception will give it, `<category>_<n>` (apple_2), and the goal
+    # is typed by that name. The embedded world knows every object, so there an unknown id is refused.
+    unseen_ids_by_name: bool = False
 
     def category_affordances(self) -> dict[str, frozenset[str]]:
         """What each category affords: the defaults, widened by what known objects of it afford."""
@@ -68,10 +73,21 @@ class TaskMap:
     def domain_types(self) -> set[str]:
         return set(category_defaults()) | set(self.vocabulary) | {ROOM_TYPE}
 
-    def goal_types(self) -> dict[str, str]:
+    def goal_types(self, goal_text: str | None = None) -> dict[str, str]:
+        """Object id -> type for parsing goals; with `unseen_ids_by_name`, also the goal's own
+        constants not seen yet whose names say a category of the vocabulary."""
         types = {rid: ROOM_TYPE for rid in self.rooms}
         types.update(self.known_types)
+        if self.unseen_ids_by_name and goal_text:
+            for name in _GOAL_CONSTANT.findall(goal_text.lower()):
+                category = _ID_WITH_COUNTER.fullmatch(name)
+                if name not in types and category and category.group(1) in self.vocabulary:
+                    types[name] = category.group(1)
         return types
+
+
+_GOAL_CONSTANT = re.compile(r"(?<![?\w-])[a-z][a-z0-9_-]*")  # names, not ?variables
+_ID_WITH_COUNTER = re.compile(r"([a-z][a-z0-9_]*?)_\d+")
 
 
 @dataclass
@@ -105,7 +121,7 @@ def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, ta
                  llm: LLMSpec | None = None) -> Goal:
     """The given goal; else the rule grammar's reading of the instruction; where the grammar does not
     understand it and a real language model is configured, the model's (planning/goal_translation.py)."""
-    types = task_map.goal_types()
+    types = task_map.goal_types(goal_text)
     if goal_text:
         text = goal_text
     else:

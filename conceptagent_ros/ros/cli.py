@@ -176,6 +176,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_overhead_benchmark(args.scene, args.instruction, args.runs, args.round_trips)
 
 
+def cmd_suite(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
+    from conceptagent_ros.ros.graph_suite import GraphSuiteConfig, run_graph_suite, summary_markdown, write_results
+
+    tasks = load_tasks(args.tasks) if args.tasks else load_suite(args.suite)
+    if args.task:
+        unknown = sorted(set(args.task) - {t.id for t in tasks})
+        if unknown:
+            raise ConceptAgentError(f"no task {', '.join(unknown)} in {args.tasks or args.suite}")
+        tasks = [t for t in tasks if t.id in set(args.task)]
+    config = GraphSuiteConfig(perception=args.perception, detector=args.detector, planner=args.planner, llm=args.llm,
+                              timeout=args.timeout, layout=args.layout)
+    episodes = run_graph_suite(tasks, config)
+    name = Path(args.tasks).stem if args.tasks else args.suite
+    print(summary_markdown(episodes, config, name))
+    if args.out:
+        for path in write_results(episodes, config, name, Path(args.out)):
+            print(f"wrote {path}")
+    return 0 if all(e.success for e in episodes) else 1
+
+
 def cmd_voxposer_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.ros.voxposer_bench import cmd_voxposer_bench as bench
 

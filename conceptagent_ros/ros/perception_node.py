@@ -186,6 +186,12 @@ class PerceptionNode(LifecycleNode):
         self.pipeline, self.embedder = None, None
         return TransitionCallbackReturn.SUCCESS
 
+    def _vocabulary(self) -> list[str]:
+        """What this node can name: the words it looks for, or with the oracle every label the
+        simulator's segmentation camera has (the planner types goals by them)."""
+        assert self.pipeline is not None
+        return sorted(set(self.instance_labels.values())) if self.oracle else list(self.pipeline.vocabulary)
+
     # -- input -----------------------------------------------------------------------------------------
     def _on_names(self, msg: Any) -> None:
         import json
@@ -264,7 +270,7 @@ class PerceptionNode(LifecycleNode):
         assert self.pipeline is not None
         frame_id = self.get_parameter("world_frame").value
         with self._lock:
-            graph = map_to_graph_msg(self.pipeline.map, stamp, frame_id, self.pipeline.vocabulary)
+            graph = map_to_graph_msg(self.pipeline.map, stamp, frame_id, self._vocabulary())
             markers = map_markers(self.pipeline.map, stamp, frame_id)
         self.graph_pub.publish(graph)
         self.marker_pub.publish(markers)
@@ -285,7 +291,7 @@ class PerceptionNode(LifecycleNode):
         with self._lock:
             hits = query_objects(list(self.pipeline.map.objects.values()), request.text, self.embedder, top_k=limit)
             graph = map_to_graph_msg(self.pipeline.map, self.get_clock().now().to_msg(),
-                                     self.get_parameter("world_frame").value, self.pipeline.vocabulary)
+                                     self.get_parameter("world_frame").value, self._vocabulary())
         by_id = {o.id: o for o in graph.objects}
         response.objects = [by_id[h.id] for h in hits if h.id in by_id]
         response.scores = [float(h.score) for h in hits if h.id in by_id]
@@ -308,7 +314,7 @@ class PerceptionNode(LifecycleNode):
         if self.pipeline is not None:
             with self._lock:
                 response.graph = map_to_graph_msg(self.pipeline.map, self.latest_stamp or self.get_clock().now().to_msg(),
-                                                  self.get_parameter("world_frame").value, self.pipeline.vocabulary)
+                                                  self.get_parameter("world_frame").value, self._vocabulary())
         return response
 
 

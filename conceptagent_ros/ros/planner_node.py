@@ -169,7 +169,8 @@ class PlannerNode(Node):
         seen = {o.id: o.category for o in snapshot.observation.objects}
         task_map = TaskMap(snapshot.rooms, snapshot.vocabulary | frozenset(seen.values()), seen,
                            {o.id: o.affordances for o in snapshot.observation.objects},
-                           {o.id: dict(o.attributes) for o in snapshot.observation.objects if o.attributes})
+                           {o.id: dict(o.attributes) for o in snapshot.observation.objects if o.attributes},
+                           unseen_ids_by_name=True)
         prepared = prepare_task(request, task_map, self.skills)
         goal = prepared.goal.text
         self._publish_status(TaskStatus.RUNNING, task, goal, 0, f"pursuing {goal}")

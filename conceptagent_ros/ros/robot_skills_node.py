@@ -15,7 +15,9 @@ Parameters:  scene_graph_topic (string, scene_graph), frame_id (string, map),
              navigation.wait_active (bool, true): wait for Nav2's lifecycle nodes, navigation.localizer (string, amcl),
              forward_skills (string[], [pick, place, open, close]),
              forward.<skill>.action (string, manipulation/<skill>), forward.<skill>.timeout (double, 120 s),
-             server_wait (double, 2.0 s)
+             server_wait (double, 2.0 s),
+             outcomes_service (string, record_skill_outcome): each skill's outcome goes to the scene graph
+             node (ros/scene_graph_node.py) before the planner hears it; "" -- tell nobody
 """
 from __future__ import annotations
 
@@ -37,8 +39,10 @@ from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_re
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.geometry import approach_pose
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
+from conceptagent_ros.srv import RecordSkillOutcome
 
 POLL_SECONDS = 0.02
+OUTCOME_WAIT_SECONDS = 2.0
 Result = ExecuteSkill.Result
 
 
@@ -84,8 +88,12 @@ class RobotSkillsNode(Node):
                                d(description="skills forwarded to manipulation action servers"))
         self.declare_parameter("server_wait", 2.0, d(description="seconds to wait for a forwarded server",
                                                      floating_point_range=seconds))
+        self.declare_parameter("outcomes_service", "record_skill_outcome",
+                               d(description="RecordSkillOutcome service told of every skill's end ('' none)"))
         group = ReentrantCallbackGroup()
         self._graph: SceneGraph | None = None
+        service = self.get_parameter("outcomes_service").value
+        self._outcomes = self.create_client(RecordSkillOutcome, service, callback_group=group) if service else None
         self.create_subscription(SceneGraph, self.get_parameter("scene_graph_topic").value, self._on_graph,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE), callback_group=group)
         self.servers: list[ActionServer] = []
@@ -115,8 +123,20 @@ class RobotSkillsNode(Node):
     def _on_graph(self, msg: SceneGraph) -> None:
         self._graph = msg
 
+    def _tell_the_scene_graph(self, call_msg, success: bool) -> None:  # noqa: ANN001 - SkillCall msg
+        """What the skill did goes to the scene graph before the planner hears of it, so every graph
+        stamped after the result's `finished` knows it (what the gripper holds, what is open)."""
+        if self._outcomes is None or not self._outcomes.service_is_ready():
+            return
+        reply = self._wait(self._outcomes.call_async(RecordSkillOutcome.Request(call=call_msg, success=success)),
+                           OUTCOME_WAIT_SECONDS, None)
+        if reply is None or not reply.recorded:
+            self.get_logger().warning(f"the scene graph did not record {call_msg.skill}: "
+                                      f"{reply.message if reply is not None else 'no answer'}")
+
     def _end(self, goal_handle, outcome: SkillOutcome) -> ExecuteSkill.Result:  # noqa: ANN001
         result = outcome_to_result(outcome)
+        self._tell_the_scene_graph(goal_handle.request.call, outcome.success)
         result.finished = self.get_clock().now().to_msg()
         if outcome.success:
             goal_handle.succeed()
@@ -182,6 +202,8 @@ class RobotSkillsNode(Node):
             text = f"{call} canceled" if canceled else f"{call} did not finish within {timeout:.0f} s and was canceled"
             return self._end(goal_handle, SkillOutcome(call, False, text, "canceled" if canceled else "timeout"))
         result = response.result
+        self._tell_the_scene_graph(goal_handle.request.call, result.success)
+        result.finished = self.get_clock().now().to_msg()
         if result.success:
             goal_handle.succeed()
         elif goal_handle.is_cancel_requested and result.error_code == Result.CANCELED:

@@ -22,7 +22,11 @@ Parameters:  scene (string, studio_kitchen): built-in name or scene YAML path; s
              robot looks around after every skill with the synthetic RGB-D camera (rgb, depth,
              camera_info, pose: what the perception node subscribes to), waits for the perception
              node's perceived_graph of each frame, and scene_graph lists the perceived objects (with
-             the robot's own state: where it is, what it holds)
+             the robot's own state: where it is, what it holds);
+             publish_scene_graph (bool, true): false -- the stand-in plays only a robot's hardware (camera,
+             robot_pose, skills) and the scene graph node (ros/scene_graph_node.py) builds scene_graph,
+             as on a real robot; each skill's outcome then goes to its record_skill_outcome service
+             before the result, and the stand-in serves no get_scene_graph
 """
 from __future__ import annotations
 
@@ -91,6 +95,8 @@ class RobotStandInNode(Node):
         self.declare_parameter("base_frame", "base_link", d(description="robot base frame for TF"))
         self.declare_parameter("perception", "truth", d(description="truth | camera (objects from the perception node)"))
         self.declare_parameter("frame_timeout", 2.0, d(description="seconds to wait for the perception node per frame"))
+        self.declare_parameter("publish_scene_graph", True,
+                               d(description="false: the scene graph node builds scene_graph (the real-robot layout)"))
         self._lock = threading.Lock()
         self._yaw = 0.0
         self.world = self._new_world()
@@ -109,7 +115,14 @@ class RobotStandInNode(Node):
                          cancel_callback=lambda _handle: CancelResponse.ACCEPT, callback_group=group)
             for spec in self.skills.actionable()
         ]
-        self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
+        self.owns_graph = self.get_parameter("publish_scene_graph").value
+        self._outcomes = None
+        if self.owns_graph:
+            self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
+        else:
+            from conceptagent_ros.srv import RecordSkillOutcome
+
+            self._outcomes = self.create_client(RecordSkillOutcome, "record_skill_outcome", callback_group=group)
         self.create_service(QueryObjects, "query_objects", self._query, callback_group=group)
         self.create_service(Trigger, "reset", self._reset, callback_group=group)
         self.create_timer(1.0 / self.get_parameter("publish_rate").value, self.publish_state, callback_group=group)
@@ -259,7 +272,8 @@ class RobotStandInNode(Node):
             return
         self._markers_due.clear()
         msg = self.graph_msg()
-        self.graph_pub.publish(msg)
+        if self.owns_graph:
+            self.graph_pub.publish(msg)
         pose = PoseStamped()
         pose.header = msg.header
         pose.pose = msg.robot.pose
@@ -313,15 +327,30 @@ class RobotStandInNode(Node):
         if self.camera_mode:
             await self._look()  # what the skill changed, seen before the result goes out
         result = outcome_to_result(outcome)
+        if not self.owns_graph:
+            await self._tell_the_scene_graph(goal_handle.request.call, outcome.success)
         result.finished = self.get_clock().now().to_msg()
         # The world after the skill goes out before the result, stamped after `finished`.
-        self.graph_pub.publish(self.graph_msg())
+        if self.owns_graph:
+            self.graph_pub.publish(self.graph_msg())
         self._markers_due.set()
         if outcome.success:
             goal_handle.succeed()
         else:
             goal_handle.abort()
         return result
+
+    async def _tell_the_scene_graph(self, call_msg, success: bool) -> None:  # noqa: ANN001 - SkillCall msg
+        """As robot_skills does on a real robot: the scene graph node hears what the skill did first."""
+        from conceptagent_ros.srv import RecordSkillOutcome
+
+        if self._outcomes is None or not self._outcomes.service_is_ready():
+            self.get_logger().warning("no scene graph node records skill outcomes", throttle_duration_sec=10.0)
+            return
+        future = self._outcomes.call_async(RecordSkillOutcome.Request(call=call_msg, success=success))
+        deadline = time.monotonic() + 2.0
+        while not future.done() and time.monotonic() < deadline:
+            await self._sleep(0.005)
 
     def _apply(self, call: SkillCall) -> SkillOutcome:
         with self._lock:
@@ -336,7 +365,7 @@ class RobotStandInNode(Node):
             if self.camera_mode and outcome.success:
                 for oid in self.world.touched:
                     self.known_states[oid] = dict(self.world.scene.objects[oid].state)
-                if call.skill == "pick":
+                if call.skill == "pick" and self.owns_graph:  # else the scene graph node tells perception
                     from std_msgs.msg import String
 
                     self.forget_pub.publish(String(data=sent.args[0]))

@@ -1,0 +1,231 @@
+"""The scene graph a real robot's planner reads: the perception node's objects, the robot's pose,
+and what the robot's own skills did (scene/robot_memory.py). On the embedded stand-in this is done
+inside the stand-in; on a robot this node closes the loop perception -> planner.
+
+Subscribes:  perceived_graph (conceptagent_ros/SceneGraph)   the perception node's fused objects
+             robot_pose (geometry_msgs/PoseStamped or nav_msgs/Odometry; pose_source topic), or TF
+             world_frame -> base_frame (pose_source tf, where tf2_ros is installed)
+Publishes:   scene_graph (conceptagent_ros/SceneGraph)       at publish_rate and just after every recorded
+             skill -- what the planner and robot_skills read (not per perceived graph: a camera-rate
+             graph of every object would cost more to send than the planner gains)
+             perception/forget (std_msgs/String)            what the gripper took, so the map lets it go
+Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
+             record_skill_outcome (conceptagent_ros/RecordSkillOutcome): robot_skills calls it as each
+             skill ends and before answering the planner, so every scene_graph stamped after a skill's
+             `finished` already knows what it did
+             scene_graph/reset (std_srvs/Trigger): forget what the skills did (a new run)
+Parameters:  map (string, ""): a scene YAML or built-in scene whose rooms are the map (objects in it are
+             ignored); "" -- no rooms; reach (double, 1.0 m); pose_source (topic | tf);
+             pose_topic (robot_pose); pose_type (PoseStamped | Odometry); world_frame (map);
+             base_frame (base_link); publish_rate (double, 10 Hz)
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.conversions.scene import graph_to_msg, pose_position, pose_yaw, scene_object_from_msg
+from conceptagent_ros.ros.conversions.skills import call_from_msg
+from conceptagent_ros.ros.spin import run_node
+from conceptagent_ros.scene.graph import derive_symbolic_state
+from conceptagent_ros.scene.model import Room
+from conceptagent_ros.scene.observation import Observation
+from conceptagent_ros.scene.robot_memory import SkillMemory, assemble_observation
+from conceptagent_ros.srv import GetSceneGraph, RecordSkillOutcome
+
+RECORD_PUBLISH_DELAY_S = 0.03
+
+
+class SceneGraphNode(Node):
+    __doc__ = __doc__
+
+    def __init__(self, node_name: str = "scene_graph", namespace: str = "", **kwargs: object):
+        super().__init__(node_name, namespace=namespace, **kwargs)
+        d = ParameterDescriptor
+        self.declare_parameter("map", "", d(description="scene YAML or built-in scene whose rooms are the map"))
+        self.declare_parameter("reach", 1.0, d(description="metres the arm reaches from the base",
+                                               floating_point_range=[FloatingPointRange(from_value=0.05, to_value=10.0)]))
+        self.declare_parameter("pose_source", "topic", d(description="topic | tf"))
+        self.declare_parameter("pose_topic", "robot_pose", d(description="robot pose topic (pose_source topic)"))
+        self.declare_parameter("pose_type", "PoseStamped", d(description="PoseStamped | Odometry"))
+        self.declare_parameter("world_frame", "map", d(description="fixed frame"))
+        self.declare_parameter("base_frame", "base_link", d(description="robot base frame (pose_source tf)"))
+        self.declare_parameter("publish_rate", 10.0, d(description="scene_graph rate, Hz",
+                                                      floating_point_range=[FloatingPointRange(from_value=0.1, to_value=100.0)]))
+        self.rooms = self._load_rooms(self.get_parameter("map").value)
+        self.memory = SkillMemory()
+        self.perceived: SceneGraph | None = None
+        self.position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        self.yaw = 0.0
+        self.room = ""
+        self._lock = threading.Lock()
+        self._effects: dict[frozenset[str], Any] = {}
+        group = ReentrantCallbackGroup()
+        reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+        self.graph_pub = self.create_publisher(SceneGraph, "scene_graph", reliable)
+        self.forget_pub = self.create_publisher(String, "perception/forget", 10)
+        self.create_subscription(SceneGraph, "perceived_graph", self._on_perceived, reliable, callback_group=group)
+        self._tf = self._tf_buffer() if self.get_parameter("pose_source").value == "tf" else None
+        if self._tf is None:
+            self._subscribe_pose(group)
+        self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
+        self.create_service(RecordSkillOutcome, "record_skill_outcome", self._record, callback_group=group)
+        self.create_service(Trigger, "scene_graph/reset", self._reset, callback_group=group)
+        self.create_timer(1.0 / self.get_parameter("publish_rate").value, self.publish_graph, callback_group=group)
+        self.get_logger().info(f"scene graph: {len(self.rooms)} rooms, pose from {self.get_parameter('pose_source').value}")
+
+    # -- inputs ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _load_rooms(name: str) -> dict[str, Room]:
+        if not name:
+            return {}
+        from conceptagent_ros.scene.loader import load_scene
+
+        return dict(load_scene(name).rooms)
+
+    def _tf_buffer(self) -> Any:
+        try:  # not pip-installable: TF where ROS is installed
+            from tf2_ros import Buffer, TransformListener
+        except ImportError:
+            self.get_logger().warning("pose_source tf but tf2_ros is not installed: reading the pose topic instead")
+            return None
+        buffer = Buffer()
+        self._tf_listener = TransformListener(buffer, self)
+        return buffer
+
+    def _subscribe_pose(self, group: ReentrantCallbackGroup) -> None:
+        kind = self.get_parameter("pose_type").value
+        topic = self.get_parameter("pose_topic").value
+        if kind == "Odometry":
+            from nav_msgs.msg import Odometry
+
+            self.create_subscription(Odometry, topic, lambda m: self._on_pose(m.pose.pose), 10, callback_group=group)
+        elif kind == "PoseStamped":
+            self.create_subscription(PoseStamped, topic, lambda m: self._on_pose(m.pose), 10, callback_group=group)
+        else:
+            raise ConceptAgentError(f"pose_type must be PoseStamped or Odometry, not {kind!r}")
+
+    def _on_pose(self, pose: Any) -> None:
+        with self._lock:
+            self.position, self.yaw = pose_position(pose), pose_yaw(pose)
+
+    def _pose_from_tf(self) -> None:
+        if self._tf is None:
+            return
+        from rclpy.time import Time
+
+        try:
+            t = self._tf.lookup_transform(self.get_parameter("world_frame").value,
+                                          self.get_parameter("base_frame").value, Time())
+        except Exception as e:  # tf2 raises several lookup errors; each means no pose yet
+            self.get_logger().warning(f"no robot pose from TF: {e}", throttle_duration_sec=5.0)
+            return
+        tr, q = t.transform.translation, t.transform.rotation
+        from conceptagent_ros.scene.geometry import quaternion_to_yaw
+
+        with self._lock:
+            self.position, self.yaw = (tr.x, tr.y, tr.z), quaternion_to_yaw(q.x, q.y, q.z, q.w)
+
+    def _on_perceived(self, msg: SceneGraph) -> None:
+        with self._lock:
+            self.perceived = msg
+
+    # -- the graph ---------------------------------------------------------------------------------------
+    def _vocabulary(self) -> set[str]:
+        perceived = self.perceived
+        words = set(perceived.vocabulary) | {o.label for o in perceived.objects} if perceived is not None else set()
+        return {w.replace(" ", "_") for w in words} | {r.category for r in self.rooms.values()}
+
+    def _observation(self) -> Observation:
+        perceived = [scene_object_from_msg(o) for o in self.perceived.objects] if self.perceived is not None else []
+        observation = assemble_observation(perceived, self.position, self.rooms, self.memory,
+                                           self.get_parameter("reach").value, self.room)
+        self.room = observation.robot.room
+        return observation
+
+    def graph_msg(self) -> SceneGraph:
+        self._pose_from_tf()
+        with self._lock:
+            observation = self._observation()
+            return graph_to_msg(observation, self.rooms, self._vocabulary(), self.get_clock().now().to_msg(),
+                                self.get_parameter("world_frame").value, self.yaw)
+
+    def publish_graph(self) -> None:
+        self.graph_pub.publish(self.graph_msg())
+
+    def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
+        response.graph = self.graph_msg()
+        return response
+
+    # -- what the skills did -----------------------------------------------------------------------------
+    def _effect_model(self, vocabulary: set[str]) -> Any:
+        key = frozenset(vocabulary)
+        if key not in self._effects:
+            from conceptagent_ros.planning.pddl.domain import cached_domain
+            from conceptagent_ros.planning.pddl.effects import EffectModel
+            from conceptagent_ros.planning.task import TaskMap
+            from conceptagent_ros.scene.symbolic import load_predicates
+            from conceptagent_ros.skills.contract import load_skill_library
+
+            types = TaskMap(self.rooms, key).domain_types()
+            self._effects[key] = EffectModel(cached_domain(load_predicates(), load_skill_library(), types))
+        return self._effects[key]
+
+    def _record(self, request: RecordSkillOutcome.Request,
+                response: RecordSkillOutcome.Response) -> RecordSkillOutcome.Response:
+        call = call_from_msg(request.call)
+        if not request.success:
+            response.recorded, response.message = True, f"{call} failed: nothing changed"
+            return response
+        try:
+            with self._lock:
+                observation = self._observation()
+                objects = {o.id: o for o in observation.objects}
+                before = derive_symbolic_state(self.rooms, objects, observation.robot, set(observation.searched))
+                forget = self.memory.record(call, before, self._effect_model(self._vocabulary()).apply, objects)
+        except ConceptAgentError as e:
+            response.recorded, response.message = False, f"{call}: {e}"
+            return response
+        for oid in forget:
+            self.forget_pub.publish(String(data=oid))
+        # The skill's `finished` is stamped once this answer is back; a graph a moment later is the
+        # one the planner waits for (else the next tick of publish_rate serves it)
+        once = None
+
+        def publish_once() -> None:
+            once.cancel()
+            self.destroy_timer(once)
+            self.publish_graph()
+
+        once = self.create_timer(RECORD_PUBLISH_DELAY_S, publish_once)
+        response.recorded = True
+        response.message = f"{call} recorded; holding {self.memory.holding or 'nothing'}"
+        return response
+
+    def _reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """A new run: what the skills did is forgotten, the map's rooms are read again (`map` may have
+        changed) and nothing is perceived until perception says so."""
+        try:
+            rooms = self._load_rooms(self.get_parameter("map").value)
+        except ConceptAgentError as e:
+            response.success, response.message = False, str(e)
+            return response
+        with self._lock:
+            self.memory.clear()
+            self.rooms, self.perceived, self.room = rooms, None, ""
+        response.success, response.message = True, f"skill memory cleared; {len(rooms)} rooms"
+        return response
+
+
+def main(args: list[str] | None = None) -> None:
+    run_node(SceneGraphNode, threads=1, args=args)  # no callback blocks

@@ -1,0 +1,221 @@
+"""A real robot's scene graph: the perception node's objects + the robot's pose + what its own skills
+did (scene/robot_memory.py, ros/scene_graph_node.py). The camera cannot tell what the gripper holds
+or that the fridge it just opened is open; the skills can, and tell the scene graph before the
+planner hears of them."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from ros_helpers import wait_future, wait_until
+
+from conceptagent_ros.planning.pddl.domain import cached_domain
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.task import TaskMap
+from conceptagent_ros.scene.graph import derive_symbolic_state
+from conceptagent_ros.scene.model import Room, SceneObject
+from conceptagent_ros.scene.robot_memory import SkillMemory, assemble_observation
+from conceptagent_ros.scene.symbolic import load_predicates
+from conceptagent_ros.skills.contract import SkillCall, load_skill_library
+
+ROOMS = {"kitchen": Room("kitchen", "kitchen", (0.0, 0.0, 4.0, 3.0)), "hall": Room("hall", "hall", (4.0, 0.0, 8.0, 3.0))}
+
+
+def perceived(apple_parent: str | None = "table_1", with_apple: bool = True) -> list[SceneObject]:
+    """What a perception node reports: boxes' centres, labels, geometric parents, what it can see of state."""
+    objects = [SceneObject("fridge_1", "fridge", "", (3.5, 1.0, 0.9), frozenset({"receptacle", "openable"})),
+               SceneObject("table_1", "table", "", (1.0, 1.0, 0.4), frozenset({"receptacle"}))]
+    if with_apple:
+        at = (1.0, 1.0, 0.8) if apple_parent == "table_1" else (3.5, 1.0, 1.0)
+        objects.append(SceneObject("apple_1", "apple", "", at, frozenset({"pickupable"}), parent=apple_parent))
+    return objects
+
+
+def record(memory: SkillMemory, call: str, objects: list[SceneObject], position=(1.0, 0.5, 0.0)) -> list[str]:
+    observation = assemble_observation(objects, position, ROOMS, memory)
+    by_id = {o.id: o for o in observation.objects}
+    before = derive_symbolic_state(ROOMS, by_id, observation.robot, set(observation.searched))
+    domain = cached_domain(load_predicates(), load_skill_library(), TaskMap(ROOMS, frozenset({"apple", "fridge", "table"}))
+                           .domain_types())
+    return memory.record(SkillCall.parse(call), before, EffectModel(domain).apply, by_id)
+
+
+def state(memory: SkillMemory, objects: list[SceneObject], position=(1.0, 0.5, 0.0)) -> frozenset:
+    observation = assemble_observation(objects, position, ROOMS, memory)
+    return derive_symbolic_state(ROOMS, {o.id: o for o in observation.objects}, observation.robot,
+                                 set(observation.searched)).atoms
+
+
+def test_the_skills_tell_what_the_camera_cannot():
+    memory = SkillMemory()
+    first = assemble_observation(perceived(), (1.0, 0.5, 0.0), ROOMS, memory)
+    assert first.robot.room == "kitchen" and first.robot.holding is None
+    assert {o.id: o.room for o in first.objects} == {"fridge_1": "kitchen", "table_1": "kitchen", "apple_1": "kitchen"}
+
+    assert record(memory, "open(fridge_1)", perceived()) == []
+    assert ("open", "fridge_1") in state(memory, perceived())  # the camera does not say so; the skill does
+
+    assert record(memory, "pick(apple_1)", perceived()) == ["apple_1"]  # perception is told to let it go
+    # perception still shows the apple on the table (it has not caught up): the gripper wins, no twin
+    atoms = state(memory, perceived(), position=(5.0, 1.0, 0.0))
+    assert ("holding", "apple_1") in atoms and ("hand_empty",) not in atoms
+    assert ("in", "apple_1", "table_1") not in atoms
+    held = [o for o in assemble_observation(perceived(), (5.0, 1.0, 0.0), ROOMS, memory).objects if o.id == "apple_1"]
+    assert len(held) == 1 and held[0].position == (5.0, 1.0, 0.0) and held[0].room == "hall"
+
+    record(memory, "place(apple_1, fridge_1)", perceived(with_apple=False), position=(3.0, 1.0, 0.0))
+    # put in the fridge, where the camera has not looked since: the robot knows where it left it
+    atoms = state(memory, perceived(with_apple=False), position=(3.0, 1.0, 0.0))
+    assert ("in", "apple_1", "fridge_1") in atoms and ("hand_empty",) in atoms and ("open", "fridge_1") in atoms
+    # once perception sees it, perception's place stands (someone moved it to the table meanwhile)
+    assert ("in", "apple_1", "table_1") in state(memory, perceived(apple_parent="table_1"))
+
+    record(memory, "close(fridge_1)", perceived())
+    assert ("open", "fridge_1") not in state(memory, perceived())
+    memory.clear()
+    assert memory.holding is None and not memory.states
+
+
+def test_a_failed_or_unknown_skill_changes_nothing():
+    memory = SkillMemory()
+    assert record(memory, "dance(apple_1)", perceived()) == []  # no effects known
+    assert memory == SkillMemory()
+
+
+@pytest.fixture
+def robot_side(ros_context):
+    """The real-robot layout on real rclpy: scene graph node + robot_skills (manipulation forwarded
+    to stand-in servers, navigation off) + a test node that plays the perception node, the
+    localiser and the manipulation stack."""
+    from ros_helpers import require_ros
+
+    require_ros()
+    from geometry_msgs.msg import PoseStamped
+    from rclpy.action import ActionServer
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+    from std_msgs.msg import String
+
+    from conceptagent_ros.action import ExecuteSkill
+    from conceptagent_ros.msg import SceneGraph
+    from conceptagent_ros.msg import SceneObject as SceneObjectMsg
+    from conceptagent_ros.ros.robot_skills_node import RobotSkillsNode
+    from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
+
+    graph_node = SceneGraphNode(namespace="r", context=ros_context,
+                                parameter_overrides=[Parameter("map", value="studio_kitchen")])
+    skills = RobotSkillsNode(namespace="r", context=ros_context,
+                             parameter_overrides=[Parameter("navigation.enabled", value=False)])
+    test = Node("robot_side_test", namespace="r", context=ros_context)
+    group = ReentrantCallbackGroup()
+
+    def succeed(goal_handle):
+        goal_handle.succeed()
+        return ExecuteSkill.Result(success=True)
+
+    servers = [ActionServer(test, ExecuteSkill, f"manipulation/{s}", succeed, callback_group=group)
+               for s in ("pick", "place", "open", "close")]
+    perceived_pub = test.create_publisher(SceneGraph, "perceived_graph", 1)
+    pose_pub = test.create_publisher(PoseStamped, "robot_pose", 10)
+    graphs: list = []
+    forgotten: list[str] = []
+    test.create_subscription(SceneGraph, "scene_graph", graphs.append, 10, callback_group=group)
+    test.create_subscription(String, "perception/forget", lambda m: forgotten.append(m.data), 10, callback_group=group)
+    executor = MultiThreadedExecutor(num_threads=6, context=ros_context)
+    for node in (graph_node, skills, test):
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+
+    kitchen = graph_node.rooms["kitchen_1"] if "kitchen_1" in graph_node.rooms else next(iter(graph_node.rooms.values()))
+    x0, y0, x1, y1 = kitchen.bounds
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    msg = SceneGraph()
+    msg.header.frame_id = "map"
+    msg.vocabulary = ["apple", "fridge", "table"]
+    for oid, label, (x, y, z), affordances in [("fridge_1", "fridge", (cx + 1, cy, 0.9), ["receptacle", "openable"]),
+                                               ("apple_1", "apple", (cx, cy, 0.8), ["pickupable"])]:
+        o = SceneObjectMsg(id=oid, label=label, affordances=affordances)
+        o.pose.position.x, o.pose.position.y, o.pose.position.z, o.pose.orientation.w = x, y, z, 1.0
+        msg.objects.append(o)
+    pose = PoseStamped()
+    pose.header.frame_id = "map"
+    pose.pose.position.x, pose.pose.position.y, pose.pose.orientation.w = cx, cy, 1.0
+
+    def publish_world() -> None:
+        pose_pub.publish(pose)
+        perceived_pub.publish(msg)
+
+    yield type("Rig", (), dict(test=test, graphs=graphs, forgotten=forgotten, publish_world=staticmethod(publish_world),
+                               room=kitchen.id, node=graph_node))
+    executor.shutdown(timeout_sec=1.0)
+    for server in servers:
+        server.destroy()
+    for node in (test, skills, graph_node):
+        node.destroy_node()
+
+
+def test_every_scene_graph_after_a_skill_knows_what_it_did(robot_side):
+    """robot_skills tells the scene graph node before it answers, so the first scene_graph stamped
+    at or after the result's `finished` -- the one the planner waits for -- already knows."""
+    from rclpy.action import ActionClient
+
+    from conceptagent_ros.action import ExecuteSkill
+    from conceptagent_ros.msg import SkillCall as SkillCallMsg
+    from conceptagent_ros.srv import GetSceneGraph
+
+    rig = robot_side
+    wait_until(lambda: rig.node.perceived is not None or (rig.publish_world() and False), 10.0, "perceived graph received")
+    rig.publish_world()
+    wait_until(lambda: any(len(g.objects) == 2 for g in rig.graphs), 5.0, "a scene graph of the perceived objects")
+    latest = rig.graphs[-1]
+    assert latest.robot.room == rig.room and latest.robot.holding == ""
+
+    def do(skill: str, *args: str):
+        client = ActionClient(rig.test, ExecuteSkill, f"skills/{skill}")
+        assert client.wait_for_server(timeout_sec=5.0)
+        handle = wait_future(client.send_goal_async(ExecuteSkill.Goal(call=SkillCallMsg(skill=skill, args=list(args)))))
+        result = wait_future(handle.get_result_async(), 10.0).result
+        assert result.success, result.error_msg
+        finished = result.finished.sec * 10**9 + result.finished.nanosec
+        wait_until(lambda: any(g.header.stamp.sec * 10**9 + g.header.stamp.nanosec >= finished for g in rig.graphs),
+                   5.0, "a scene graph after the skill")
+        return next(g for g in rig.graphs if g.header.stamp.sec * 10**9 + g.header.stamp.nanosec >= finished)
+
+    after_open = do("open", "fridge_1")
+    assert "open" in next(o for o in after_open.objects if o.id == "fridge_1").state
+    after_pick = do("pick", "apple_1")
+    assert after_pick.robot.holding == "apple_1"
+    assert [o.id for o in after_pick.objects].count("apple_1") == 1  # perception still shows it: no twin
+    wait_until(lambda: rig.forgotten == ["apple_1"], 5.0, "perception told to forget the taken apple")
+    after_place = do("place", "apple_1", "fridge_1")
+    assert after_place.robot.holding == ""
+    assert next(o for o in after_place.objects if o.id == "apple_1").parent == "fridge_1"
+
+    client = rig.test.create_client(GetSceneGraph, "get_scene_graph")
+    assert client.wait_for_service(timeout_sec=5.0)
+    graph = wait_future(client.call_async(GetSceneGraph.Request())).graph
+    assert {o.id for o in graph.objects} == {"fridge_1", "apple_1"} and graph.vocabulary
+
+
+def test_the_robot_params_file_names_only_parameters_the_node_declares(ros_context):
+    from pathlib import Path
+
+    import yaml
+
+    from conceptagent_ros.ros.robot_skills_node import RobotSkillsNode
+    from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
+
+    params = yaml.safe_load((Path(__file__).resolve().parent.parent / "config" / "ros" / "robot.yaml").read_text())
+    from rclpy.parameter import Parameter
+
+    nodes = {"scene_graph": SceneGraphNode(namespace="p", context=ros_context),
+             "robot_skills": RobotSkillsNode(namespace="p", context=ros_context,
+                                             parameter_overrides=[Parameter("navigation.enabled", value=False)])}
+    for name, node in nodes.items():
+        given = set(params[f"/conceptagent/{name}"]["ros__parameters"])
+        declared = {n for n in node._parameters if n != "use_sim_time"}
+        assert given <= declared, f"{name}: unknown parameters {given - declared}"
+        node.destroy_node()
