@@ -181,3 +181,44 @@ def test_yolo_world_refuses_a_text_model_of_the_wrong_width_and_missing_weights(
                             text_model=str(models / "clip")))  # the 16-d tiny CLIP
     with pytest.raises(MissingModelError, match="models fetch"):
         build_detector(yolo_spec(models, yolo_world, weights=str(tmp_path / "absent.pt")))
+
+
+def test_models_fetch_downloads_the_yolo_world_weights_and_knows_its_text_model(models: Path, yolo_world: Path,
+                                                                               tmp_path: Path, capsys) -> None:
+    """`conceptagent models fetch` for a YOLO-World config: the weights from their URL (a local HTTP
+    server here) into place, and the CLIP that names its classes among the models it fetches (a
+    local folder: nothing to fetch). A second run finds everything in place."""
+    import functools
+    import http.server
+    import json
+    import threading
+
+    import yaml
+
+    from conceptagent_ros.cli import main
+
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "yolo.pt").write_bytes((yolo_world / "yolo_world.pt").read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    target = tmp_path / "cache" / "yolo.pt"
+    config = tmp_path / "perception.yaml"
+    config.write_text(yaml.safe_dump({
+        "detector": {"kind": "yolo_world", "weights": str(target), "text_model": str(yolo_world / "clip512"),
+                     "weights_url": f"http://127.0.0.1:{server.server_address[1]}/yolo.pt"},
+        "segmenter": {"kind": "box"}, "embedder": {"kind": "clip", "model": str(models / "clip")}}))
+    try:
+        assert main(["models", "fetch", "--config", str(config)]) == 0
+        out = capsys.readouterr().out
+        assert target.read_bytes() == (served / "yolo.pt").read_bytes()
+        fetched = json.loads(out.strip().splitlines()[-1])["fetched"]
+        assert str(yolo_world / "clip512") in fetched and str(target) in fetched
+        assert main(["models", "fetch", "--config", str(config)]) == 0
+        assert "already here" in capsys.readouterr().out
+    finally:
+        server.shutdown()
+    detector = build_detector(PerceptionSpec.model_validate(yaml.safe_load(config.read_text())))
+    detector.detect(frame(), ["cup"])  # the fetched file loads and takes a vocabulary
+    assert detector.model.model.names == {0: "cup"}  # type: ignore[attr-defined]

@@ -59,6 +59,7 @@ from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill
 from conceptagent_ros.srv import GetSceneGraph, QueryObjects
 
 FEEDBACK_PERIOD = 0.05
+POSE_WAIT_S = 5.0  # for the perception node's pose subscription before the first look
 
 
 def parse_failure_rates(items: list[str], skills: list[str]) -> dict[str, float]:
@@ -75,6 +76,7 @@ def parse_failure_rates(items: list[str], skills: list[str]) -> dict[str, float]
             raise ConceptAgentError(f"failure_rates entry {item!r}: unknown skill; skills are {', '.join(skills)}")
         rates[skill] = rate
     return rates
+
 
 
 class RobotStandInNode(Node):
@@ -196,8 +198,14 @@ class RobotStandInNode(Node):
         self.perceived = msg
 
     async def _look_once_perception_is_up(self) -> None:
-        if self.rgb_pub.get_subscription_count() == 0:
-            return  # the perception node is not there yet
+        # Every stream a frame needs must be matched: a frame sent while DDS still discovers one of
+        # them is lost, and each lost frame costs frame_timeout before the look goes on
+        # (the pose topic too, unless perception takes poses from TF: given up on after a few seconds)
+        if any(p.get_subscription_count() == 0 for p in (self.rgb_pub, self.depth_pub, self.info_pub)):
+            return  # the perception node is not (all) there yet
+        self._streams_up_at = getattr(self, "_streams_up_at", None) or time.monotonic()
+        if self.camera_pose_pub.get_subscription_count() == 0 and time.monotonic() - self._streams_up_at < POSE_WAIT_S:
+            return
         self._first_look.cancel()
         await self._look()
         self.looked = True
