@@ -110,3 +110,38 @@ def test_the_real_robot_layout_completes_tasks_in_every_scene() -> None:
     assert not judge.disagreements
     failed = [f"{e.task_id}: {e.error or e.unmet}" for e in episodes if not e.success]
     assert not failed, failed
+
+
+def test_a_skill_may_name_an_id_the_map_has_since_fused_away(ros_context) -> None:
+    """Perception saw the fridge twice before it fused the views (fridge_2 into fridge_1): a planner
+    that took fridge_2 from an earlier graph still drives to that fridge, not into an unknown id."""
+    from rclpy.parameter import Parameter
+
+    from conceptagent_ros.msg import SceneGraph
+    from conceptagent_ros.msg import SceneObject as SceneObjectMsg
+    from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
+    from conceptagent_ros.skills.contract import SkillCall
+
+    node = RobotStandInNode(namespace="fused", context=ros_context,
+                            parameter_overrides=[Parameter("scene", value="apartment"),
+                                                 Parameter("perception", value="camera")])
+    try:
+        fridge = node.world.scene.objects["fridge_1"]
+        box = node.camera.boxes["fridge_1"]
+
+        def graph(*ids: str) -> SceneGraph:
+            msg = SceneGraph()
+            for oid in ids:
+                o = SceneObjectMsg(id=oid, label="fridge")
+                o.pose.position.x, o.pose.position.y, o.pose.position.z = box.center
+                o.size.z = float(box.size[2])
+                msg.objects.append(o)
+            return msg
+
+        node._on_perceived(graph("fridge_1", "fridge_2"))
+        node._on_perceived(graph("fridge_1"))  # fused
+        outcome = node._apply(SkillCall("navigate_to", ("fridge_2",)))
+        assert outcome.success, outcome.message
+        assert node.world.robot.room == fridge.room
+    finally:
+        node.destroy_node()

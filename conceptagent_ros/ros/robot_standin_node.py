@@ -177,6 +177,7 @@ class RobotStandInNode(Node):
         self.names_pub = self.create_publisher(String, "instance_names", latched)
         self._publish_instance_names()
         self.perceived: SceneGraph | None = None
+        self.remembered: dict = {}  # every perceived id as last seen, for skill calls naming ids since merged
         self.looked = False  # no scene_graph until the first look: an empty one would tell the planner "nothing here"
         # The state the robot's own skills left things in (it opened the fridge; the camera cannot tell)
         self.known_states: dict[str, dict[str, bool]] = {}
@@ -196,6 +197,7 @@ class RobotStandInNode(Node):
 
     def _on_perceived(self, msg: SceneGraph) -> None:
         self.perceived = msg
+        self.remembered.update((t.id, t) for t in self._things_of(msg))
 
     async def _look_once_perception_is_up(self) -> None:
         # Every stream a frame needs must be matched: a frame sent while DDS still discovers one of
@@ -245,17 +247,24 @@ class RobotStandInNode(Node):
                 await self._sleep(0.005)
 
     def _perceived_things(self) -> list:
-        from conceptagent_ros.sim.perceiving_robot import PerceivedThing, resolve
+        from conceptagent_ros.sim.perceiving_robot import resolve
 
         if self.perceived is None:
             return []
+        things = self._things_of(self.perceived)
+        held = self.world.robot.holding
+        return [t for t in things if held is None or resolve(self.world, self.camera.boxes, t, t.id) != held]
+
+    @staticmethod
+    def _things_of(graph: SceneGraph) -> list:
+        from conceptagent_ros.sim.perceiving_robot import PerceivedThing
+
         things = []
-        for o in self.perceived.objects:
+        for o in graph.objects:
             p, size = o.pose.position, o.size
             things.append(PerceivedThing(o.id, o.label, (p.x, p.y, p.z), p.z + size.z / 2, o.parent or None,
                                          {k: True for k in o.state}))
-        held = self.world.robot.holding
-        return [t for t in things if held is None or resolve(self.world, self.camera.boxes, t, t.id) != held]
+        return things
 
     # -- state out -------------------------------------------------------------------------------------
     def _observation(self):  # noqa: ANN202 - Observation
@@ -367,7 +376,9 @@ class RobotStandInNode(Node):
             if self.camera_mode:  # perceived ids mean the world's things where the camera saw them
                 from conceptagent_ros.sim.perceiving_robot import resolve
 
-                things = {t.id: t for t in self._perceived_things()}
+                # An id the planner got from an earlier graph may be gone from the map now (two views
+                # of one fridge fused, the younger name dropped): it still means where it was seen
+                things = {**self.remembered, **{t.id: t for t in self._perceived_things()}}
                 call = SkillCall(call.skill, tuple(resolve(self.world, self.camera.boxes, things.get(a), a) for a in call.args))
             outcome = self.world.execute(call)
             if self.camera_mode and outcome.success:
@@ -418,6 +429,7 @@ class RobotStandInNode(Node):
 
                 self.camera = EmbeddedCamera(world, seed=self.get_parameter("seed").value)
                 self.perceived, self.looked = None, False  # the next look (within 0.5 s) starts the map afresh
+                self.remembered = {}
                 self.known_states = {}
                 self._first_look.reset()
                 self._publish_instance_names()
