@@ -377,8 +377,13 @@ class RobotStandInNode(Node):
                 from conceptagent_ros.sim.perceiving_robot import resolve
 
                 # An id the planner got from an earlier graph may be gone from the map now (two views
-                # of one fridge fused, the younger name dropped): it still means where it was seen
-                things = {**self.remembered, **{t.id: t for t in self._perceived_things()}}
+                # of one fridge fused, the younger name dropped): it still means where it was seen.
+                # Only such ids: a held thing is not in the map either, and where it was last seen
+                # (beside another of its kind, perhaps) no longer says which one it is.
+                things = {t.id: t for t in self._perceived_things()}
+                for a in call.args:
+                    if a not in things and a not in self.world.scene.objects and a in self.remembered:
+                        things[a] = self.remembered[a]
                 call = SkillCall(call.skill, tuple(resolve(self.world, self.camera.boxes, things.get(a), a) for a in call.args))
             outcome = self.world.execute(call)
             if self.camera_mode and outcome.success:
