@@ -78,7 +78,6 @@ def parse_failure_rates(items: list[str], skills: list[str]) -> dict[str, float]
     return rates
 
 
-
 class RobotStandInNode(Node):
     __doc__ = __doc__
 
@@ -178,6 +177,7 @@ class RobotStandInNode(Node):
         self._publish_instance_names()
         self.perceived: SceneGraph | None = None
         self.remembered: dict = {}  # every perceived id as last seen, for skill calls naming ids since merged
+        self._streams_up_at: float | None = None  # when colour, depth and camera info were all matched
         self.looked = False  # no scene_graph until the first look: an empty one would tell the planner "nothing here"
         # The state the robot's own skills left things in (it opened the fridge; the camera cannot tell)
         self.known_states: dict[str, dict[str, bool]] = {}
@@ -205,7 +205,7 @@ class RobotStandInNode(Node):
         # (the pose topic too, unless perception takes poses from TF: given up on after a few seconds)
         if any(p.get_subscription_count() == 0 for p in (self.rgb_pub, self.depth_pub, self.info_pub)):
             return  # the perception node is not (all) there yet
-        self._streams_up_at = getattr(self, "_streams_up_at", None) or time.monotonic()
+        self._streams_up_at = self._streams_up_at or time.monotonic()
         if self.camera_pose_pub.get_subscription_count() == 0 and time.monotonic() - self._streams_up_at < POSE_WAIT_S:
             return
         self._first_look.cancel()

@@ -10,7 +10,7 @@ import yaml
 
 from conceptagent_ros.errors import ConceptAgentError, SceneError
 from conceptagent_ros.paths import config_dir
-from conceptagent_ros.scene.model import AFFORDANCES, STATE_KEYS, RobotConfig, Room, Scene, SceneObject
+from conceptagent_ros.scene.model import AFFORDANCES, STATE_KEYS, RobotConfig, Room, Scene, SceneObject, room_at
 from conceptagent_ros.scene.schema import ObjectSpec, validate_scene
 from conceptagent_ros.skills.contract import load_skill_library
 
@@ -131,7 +131,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
             position = parent.position
         else:
             raise SceneError(f"{where}: needs a position [x, y, z] or 'in: <receptacle>'")
-        room = raw.room or (parent.room if parent else None) or _room_at(rooms, position)
+        room = raw.room or (parent.room if parent else None) or room_at(rooms, position[0], position[1])
         if room not in rooms:
             raise SceneError(f"{where}: room '{room}' is not one of {', '.join(rooms)} (or its position is outside every room)")
         obj = SceneObject(id=oid, category=category, room=str(room), position=position,
@@ -165,8 +165,3 @@ def _check_id(value: Any, where: str) -> str:
     return text
 
 
-def _room_at(rooms: dict[str, Room], position: tuple[float, float, float]) -> str | None:
-    for room in rooms.values():
-        if room.contains(position[0], position[1]):
-            return room.id
-    return None

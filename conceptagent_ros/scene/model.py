@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 # Dynamic boolean state an object may carry; affordances are the static predicates.
 STATE_KEYS = ("open", "is_on", "heated", "cold", "sliced", "filled", "dirty")
@@ -76,18 +78,10 @@ class Scene:
 
     def root_of(self, object_id: str) -> SceneObject:
         """The outermost receptacle holding an object (the object itself if it stands free)."""
-        obj = self.objects[object_id]
-        seen = {obj.id}
-        while obj.parent is not None and obj.parent in self.objects and obj.parent not in seen:
-            obj = self.objects[obj.parent]
-            seen.add(obj.id)
-        return obj
+        return outermost_holder(self.objects, self.objects[object_id])
 
     def room_at(self, x: float, y: float) -> str | None:
-        for room in self.rooms.values():
-            if room.contains(x, y):
-                return room.id
-        return None
+        return room_at(self.rooms, x, y)
 
     def categories(self) -> set[str]:
         return {o.category for o in self.objects.values()} | {r.category for r in self.rooms.values()}
@@ -104,3 +98,28 @@ class RobotState:
     room: str
     holding: str | None = None
     reach: float = 1.0
+
+
+class _Held(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def parent(self) -> str | None: ...
+
+
+HeldT = TypeVar("HeldT", bound=_Held)
+
+
+def outermost_holder(by_id: Mapping[str, HeldT], obj: HeldT) -> HeldT:
+    """What holds `obj` outermost, following `parent` through `by_id` (a scene's objects, or what
+    perception reports); `obj` itself where nothing known holds it. Cycles stop where they close."""
+    seen = {obj.id}
+    while obj.parent is not None and obj.parent in by_id and obj.parent not in seen:
+        obj = by_id[obj.parent]
+        seen.add(obj.id)
+    return obj
+
+
+def room_at(rooms: Mapping[str, Room], x: float, y: float) -> str | None:
+    """The room whose bounds hold (x, y), if any."""
+    return next((r.id for r in rooms.values() if r.contains(x, y)), None)

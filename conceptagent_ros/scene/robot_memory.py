@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from conceptagent_ros.scene.model import RobotState, Room, SceneObject
+from conceptagent_ros.scene.model import RobotState, Room, SceneObject, outermost_holder, room_at
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall
@@ -25,10 +25,6 @@ from conceptagent_ros.skills.contract import SkillCall
 _NOT_OBJECT_STATE = frozenset({"near", "holding", "hand_empty", "in", "searched"})
 
 ApplyEffects = Callable[[SkillCall, SymbolicState], SymbolicState]  # planning/pddl/effects.EffectModel.apply
-
-
-def room_at(rooms: Mapping[str, Room], x: float, y: float) -> str | None:
-    return next((r.id for r in rooms.values() if r.contains(x, y)), None)
 
 
 @dataclass
@@ -85,11 +81,7 @@ def assemble_observation(perceived: Sequence[SceneObject], position: tuple[float
         parent = obj.parent if obj.parent in by_id else None
         if parent is None and memory.placed.get(obj.id) in by_id:
             parent = memory.placed[obj.id]  # put there by the robot; perception has not related them yet
-        # An object's room is where its outermost holder stands (a box's centre, not a cup's rim)
-        root, trail = obj, {obj.id}
-        while root.parent in by_id and root.parent not in trail:
-            root = by_id[root.parent]
-            trail.add(root.id)
+        root = outermost_holder(by_id, obj)  # an object's room is where its outermost holder stands
         state = {**obj.state, **memory.states.get(obj.id, {})}
         objects.append(replace(obj, parent=parent, state=state,
                                room=room_at(rooms, root.position[0], root.position[1]) or obj.room or robot_room))

@@ -20,7 +20,7 @@ from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.pipeline import FramePipeline
 from conceptagent_ros.scene.fusion import ObjectMap
 from conceptagent_ros.scene.loader import category_defaults
-from conceptagent_ros.scene.model import SceneObject
+from conceptagent_ros.scene.model import SceneObject, outermost_holder
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.relations3d import spatial_relations
 from conceptagent_ros.sim.household_geometry import Box, free_station, layout
@@ -109,10 +109,7 @@ def observation_from(world: World, things: Sequence[PerceivedThing],
             state.update(touched.get(thing.hint or "", touched.get(thing.id, {})))
         # Reach is measured to what carries a thing, as the world measures it (a phone at the far
         # edge of a bed is reached from wherever the bed is): the outermost holder's box centre
-        root, trail = thing, {thing.id}
-        while root.parent in by_id and root.parent not in trail:
-            root = by_id[root.parent]
-            trail.add(root.id)
+        root = outermost_holder(by_id, thing)
         room = world.scene.room_at(root.centre[0], root.centre[1]) or world.robot.room
         objects.append(SceneObject(id=thing.id, category=thing.label, room=room,
                                    position=(root.centre[0], root.centre[1], thing.top),
