@@ -75,7 +75,7 @@ voxposer: $(VENV)/.installed
 	$(VENV)/bin/conceptagent voxposer "move to the back left corner of the table while staying at least 5cm from the blue block" --out voxposer_run
 
 voxposer-bench: $(VENV)/.installed
-	$(PY) -m conceptagent_ros.voxposer.replan_bench
+	$(PY) -m conceptagent_ros.evaluation.voxposer_replan_bench
 
 # The embedded robot's camera through every built-in scene: recall, duplicates, pictures of the maps
 perceive: $(VENV)/.installed

@@ -48,7 +48,7 @@ setup(
     include_package_data=True,
     # config/ lives at the repository root for ROS (installed to share/); pip users get it through
     # the `conceptagent_ros/config` symlink, resolved by setuptools into the wheel.
-    package_data={"conceptagent_ros": ["config/*", "config/**/*", "evaluation/eai_virtualhome/data/**/*"]},
+    package_data={"conceptagent_ros": ["config/*", "config/**/*", "data/*", "data/**/*"]},
     install_requires=[
         "numpy>=1.24",
         "PyYAML>=6.0",

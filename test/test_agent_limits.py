@@ -14,7 +14,7 @@ from conceptagent_ros.skills.contract import SkillCall
 
 
 def test_a_skill_failing_every_time_ends_the_episode_early_and_is_named():
-    result = run_episode(EpisodeSpec("put the apple in the fridge", failure_rates={"pick": 1.0}, max_steps=40))
+    result = run_episode(EpisodeSpec.of("put the apple in the fridge", failure_rates={"pick": 1.0}, max_steps=40))
     stats = result.stats
     assert not result.success
     assert stats.failing_skill == "pick" and "the skill pick kept failing" in stats.stop_reason
@@ -24,7 +24,7 @@ def test_a_skill_failing_every_time_ends_the_episode_early_and_is_named():
 
 def test_repeated_failures_are_fed_back_as_such():
     steps = []
-    run_episode(EpisodeSpec("put the apple in the fridge", failure_rates={"pick": 1.0}), on_step=steps.append)
+    run_episode(EpisodeSpec.of("put the apple in the fridge", failure_rates={"pick": 1.0}), on_step=steps.append)
     picks = [s for s in steps if s.record.call and s.record.call.skill == "pick"]
     assert "failure 2 of pick(apple_1)" in picks[1].record.feedback
     refused = [s for s in picks if s.record.failure == "repeated"]
@@ -98,7 +98,7 @@ def test_plan_based_planners_match_the_iterative_agent_on_the_moderate_suite():
     solved = {}
     for planner in ("react", "tree-planner", "llm-planner"):
         solved[planner] = sum(
-            run_episode(EpisodeSpec(t.instruction, scene=t.scene, goal=t.goal, planner=planner, llm="simulated",
+            run_episode(EpisodeSpec.of(t.instruction, scene=t.scene, goal=t.goal, planner=planner, llm="simulated",
                                     max_steps=t.max_steps or 40, task_id=t.id)).success
             for t in load_suite("moderate"))
     assert solved["tree-planner"] == solved["react"] and solved["llm-planner"] == solved["react"], solved

@@ -11,8 +11,8 @@ import pytest
 from conceptagent_ros.cli import EXIT_BAD_INPUT, main
 from conceptagent_ros.evaluation.eai_virtualhome.agents import ChatProposer, SimulatedProposer
 from conceptagent_ros.evaluation.eai_virtualhome.bench import foreign_objects, run_task
-from conceptagent_ros.evaluation.eai_virtualhome.data import EAIDataError, data_root, load_tasks
 from conceptagent_ros.evaluation.eai_virtualhome.judge import action_goals_met, score
+from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAIDataError, data_root, load_tasks
 from conceptagent_ros.evaluation.eai_virtualhome.world import ActionCall, EAIWorld
 from conceptagent_ros.llm.openai_chat import OpenAIChatModel
 from conceptagent_ros.llm.spec import ErrorRates

@@ -21,13 +21,13 @@ CASES = [
 
 @pytest.mark.parametrize("instruction, scene, thing, place", CASES, ids=[c[0] for c in CASES])
 def test_free_text_instruction_reaches_the_right_goal(instruction, scene, thing, place):
-    result = run_episode(EpisodeSpec(instruction, scene=scene, max_steps=60))
+    result = run_episode(EpisodeSpec.of(instruction, scene=scene, max_steps=60))
     assert f"- {thing}" in result.goal and f"- {place}" in result.goal and "(in " in result.goal
     assert result.success, (result.goal, result.stats.stop_reason)
 
 
 def test_the_source_is_not_taken_for_the_destination():
-    result = run_episode(EpisodeSpec("bring the cup from the dining table to the sink", max_steps=60))
+    result = run_episode(EpisodeSpec.of("bring the cup from the dining table to the sink", max_steps=60))
     assert "dining_table" not in result.goal
 
 

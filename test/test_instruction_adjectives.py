@@ -42,6 +42,6 @@ def test_without_attributes_colour_words_are_just_words():
 
 
 def test_the_apartment_scene_runs_an_adjective_instruction_to_the_right_object():
-    result = run_episode(EpisodeSpec("put the blue book on the sofa", scene="apartment", planner="react",
+    result = run_episode(EpisodeSpec.of("put the blue book on the sofa", scene="apartment", planner="react",
                                      llm="offline", task_id="t"))
     assert result.success and "book_2" in result.goal

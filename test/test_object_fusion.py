@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
-from conceptagent_ros.scene.fusion import Detection3D, FusionConfig, ObjectMap
-from conceptagent_ros.scene.map_io import load_map, save_map
-from conceptagent_ros.scene.object_query import lexical_score, query_objects
-from conceptagent_ros.scene.relations3d import spatial_relations
+from conceptagent_ros.perception.fusion import Detection3D, FusionConfig, ObjectMap
+from conceptagent_ros.perception.map_io import load_map, save_map
+from conceptagent_ros.perception.object_query import lexical_score, query_objects
+from conceptagent_ros.perception.relations3d import spatial_relations
 
 
 def box_surface(center: tuple[float, float, float], size: tuple[float, float, float], step: float = 0.01,

@@ -16,9 +16,9 @@ from conceptagent_ros.perception.config import (
     build_segmenter,
 )
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
+from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.perception.model_files import MissingModelError
 from conceptagent_ros.perception.pipeline import FramePipeline
-from conceptagent_ros.scene.fusion import ObjectMap
 
 VOCAB = ["cup", "red apple", "table"]
 

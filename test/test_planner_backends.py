@@ -92,17 +92,17 @@ def test_llm_planner_replans_with_feedback_after_a_failure(chat_server):
 @pytest.mark.parametrize("planner", sorted(PLANNERS))
 def test_every_planner_solves_a_task_on_the_offline_and_simulated_backends(planner):
     for llm in ("offline", "simulated:0.1"):
-        result = run_episode(EpisodeSpec("put the apple in the fridge", planner=planner, llm=llm, task_id="t"))
+        result = run_episode(EpisodeSpec.of("put the apple in the fridge", planner=planner, llm=llm, task_id="t"))
         assert result.success, (planner, llm, result.unmet, result.stats.stop_reason)
         assert (result.llm_calls == 0) == (llm == "offline")
 
 
 def test_the_simulated_backend_is_reproducible_and_its_errors_are_seeded():
-    runs = [run_episode(EpisodeSpec("put the apple in the fridge", planner="react", llm="simulated:0.5", seed=seed,
+    runs = [run_episode(EpisodeSpec.of("put the apple in the fridge", planner="react", llm="simulated:0.5", seed=seed,
                                     task_id="t")) for seed in (3, 3, 4)]
     key = [(r.stats.steps, r.prompt_tokens, r.stats.infeasible_proposed) for r in runs]
     assert key[0] == key[1]
-    clean = run_episode(EpisodeSpec("put the apple in the fridge", planner="react", llm="simulated:0", task_id="t"))
+    clean = run_episode(EpisodeSpec.of("put the apple in the fridge", planner="react", llm="simulated:0", task_id="t"))
     assert clean.stats.infeasible_proposed == 0 and clean.stats.invalid_proposals == 0
     noisy = [r.stats.infeasible_proposed + r.stats.invalid_proposals for r in runs]
     assert sum(noisy) > 0

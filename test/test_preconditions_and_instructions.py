@@ -98,5 +98,5 @@ def test_goals_that_may_hold_are_not_refused_as_contradictions():
     for goal in ("(exists (?a - apple ?b - apple) (and (holding ?a) (holding ?b)))",
                  "(exists (?a - apple ?x - fridge ?y - fridge) (and (in ?a ?x) (in ?a ?y)))",
                  "(and (in apple_1 fridge_1) (not (open fridge_1)))"):
-        result = run_episode(EpisodeSpec("x", goal=goal, max_steps=40))
+        result = run_episode(EpisodeSpec.of("x", goal=goal, max_steps=40))
         assert result.success, (goal, result.stats.stop_reason)

@@ -50,29 +50,3 @@ def test_package_manifest_and_cmake_agree():
         assert f'"{path.parent.name}/{path.name}"' in cmake
     assert "<name>conceptagent_ros</name>" in (ROOT / "package.xml").read_text()
     assert (ROOT / "conceptagent_ros" / "__init__.py").read_text().strip() == ""
-
-
-def _imports(path: Path) -> set[str]:
-    import ast
-
-    tree = ast.parse(path.read_text())
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-    return names
-
-
-def test_every_import_points_down():
-    """llm/ holds real model backends and imports nothing of planning/ (the oracles live there);
-    sim/ (the world) knows nothing of evaluation/ (benchmarks, studies)."""
-    package = ROOT / "conceptagent_ros"
-    for path in (package / "llm").rglob("*.py"):
-        bad = {m for m in _imports(path) if m.startswith(("conceptagent_ros.planning", "conceptagent_ros.sim",
-                                                          "conceptagent_ros.evaluation"))}
-        assert not bad, (path, bad)
-    for path in (package / "sim").rglob("*.py"):
-        assert not {m for m in _imports(path) if m.startswith("conceptagent_ros.evaluation")}, path
-    assert not {p.stem for p in (package / "sim").glob("*.py")} & {"bench", "study", "overhead", "example_bank"}

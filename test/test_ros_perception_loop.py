@@ -60,7 +60,7 @@ def test_the_planner_completes_tasks_seeing_through_the_perception_node(ros_cont
 
 class IndependentJudge:
     """Each task judged on the stand-in's world by test/pddl_judge.py; the runner's own verdict
-    (ros/graph_suite.judge_on_world) is recorded beside it and must agree."""
+    (ros/bench/graph_suite.judge_on_world) is recorded beside it and must agree."""
 
     def __init__(self) -> None:
         self.disagreements: list[str] = []
@@ -68,7 +68,7 @@ class IndependentJudge:
     def __call__(self, world, goal: str) -> tuple[bool, list[str]]:  # noqa: ANN001 - World
         from pddl_judge import goal_holds
 
-        from conceptagent_ros.ros.graph_suite import judge_on_world
+        from conceptagent_ros.ros.bench.graph_suite import judge_on_world
 
         truth = world.state()
         verdict = goal_holds(goal, truth.atoms, truth.types)
@@ -84,7 +84,7 @@ def test_the_easy_suite_completes_through_the_ros_graph_with_the_perception_node
     object ids the planner has not seen yet) as an ExecuteTask goal. The planner sees only what the
     perception node fused from the camera."""
     from conceptagent_ros.evaluation.tasks import load_suite
-    from conceptagent_ros.ros.graph_suite import GraphSuiteConfig, run_graph_suite
+    from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig, run_graph_suite
 
     judge = IndependentJudge()
     tasks = load_suite("easy")
@@ -101,7 +101,7 @@ def test_the_real_robot_layout_completes_tasks_in_every_scene() -> None:
     carried to the bed in another room, a towel to a sink two rooms away). The whole suite in this
     layout is `conceptagent ros suite --layout robot` (docs/benchmarks/perception.md)."""
     from conceptagent_ros.evaluation.tasks import load_suite
-    from conceptagent_ros.ros.graph_suite import GraphSuiteConfig, run_graph_suite
+    from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig, run_graph_suite
 
     judge = IndependentJudge()
     tasks = [t for t in load_suite("easy") if t.id in ("easy_02", "easy_15", "easy_24")]

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from conceptagent_ros.errors import ConceptAgentError
-from conceptagent_ros.llm.spec import WorldRealism, load_profiles, parse_llm_spec, simulated_profile
+from conceptagent_ros.llm.spec import load_profiles, parse_llm_spec, simulated_profile
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
-from conceptagent_ros.sim.world import World
+from conceptagent_ros.sim.world import World, WorldRealism
 from conceptagent_ros.skills.contract import SkillCall
 
 APPLE = "put the apple in the fridge"
@@ -21,7 +21,7 @@ APPLE = "put the apple in the fridge"
 
 def records(planner: str, llm: str, seed: int = 0, **kw):
     steps: list = []
-    result = run_episode(EpisodeSpec(APPLE, planner=planner, llm=llm, seed=seed, task_id="t", **kw),
+    result = run_episode(EpisodeSpec.of(APPLE, planner=planner, llm=llm, seed=seed, task_id="t", **kw),
                          on_step=lambda s: steps.append(s.record))
     return result, steps
 
@@ -48,9 +48,9 @@ def config_with_profile(tmp_path, monkeypatch):
 
 def test_shipped_profiles_load_and_bad_ones_are_refused(tmp_path):
     realistic = simulated_profile("realistic")
-    assert realistic.errors.misconception > 0 and not realistic.world.explain_failures
+    assert realistic.errors.misconception > 0 and not WorldRealism.from_settings(realistic.world_settings).explain_failures
     assert simulated_profile("0.3").errors.infeasible == pytest.approx(0.1)
-    assert simulated_profile("0.3").world == WorldRealism()
+    assert WorldRealism.from_settings(simulated_profile("0.3").world_settings) == WorldRealism()
     with pytest.raises(ConceptAgentError, match="unknown simulated profile 'sloppy'.*realistic"):
         parse_llm_spec("simulated:sloppy")
     bad = tmp_path / "p.yaml"

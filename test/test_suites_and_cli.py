@@ -21,7 +21,7 @@ def test_suite_sizes():
 @pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 def test_offline_agent_solves_every_builtin_task(task):
-    result = run_episode(EpisodeSpec(task.instruction, scene=task.scene, goal=task.goal,
+    result = run_episode(EpisodeSpec.of(task.instruction, scene=task.scene, goal=task.goal,
                                      max_steps=task.max_steps or 40, task_id=task.id))
     assert result.success, (result.unmet, result.stats.stop_reason)
     assert result.stats.infeasible_executed == 0

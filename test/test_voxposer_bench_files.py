@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import csv
 
-from conceptagent_ros.voxposer.session import write_bench_files
+from conceptagent_ros.evaluation.voxposer_bench import write_bench_files
 
 
 def row(template: int, seed: int, success: int) -> dict[str, object]:

@@ -277,9 +277,9 @@ class StandInTrajectoryServer:
 
 def test_joint_trajectory_controller_sends_joints_that_reach_the_waypoint(ros_context):
     from conceptagent_ros.ros.adapters.arm_controllers import ArmLinkConfig, JointTrajectoryArm
-    from conceptagent_ros.sim.tabletop import REST_POSE, TABLE_LOWER, TABLE_UPPER, WORKSPACE_LOWER, WORKSPACE_UPPER
     from conceptagent_ros.voxposer.api import VoxelGrid
     from conceptagent_ros.voxposer.kinematics import PybulletKinematics
+    from conceptagent_ros.voxposer.tabletop import REST_POSE, TABLE_LOWER, TABLE_UPPER, WORKSPACE_LOWER, WORKSPACE_UPPER
     node = Node("fjt_arm", context=ros_context)
     kinematics = PybulletKinematics()
     server = StandInTrajectoryServer()
@@ -343,8 +343,8 @@ def test_params_file_names_only_parameters_the_node_declares(ros_context):
 def test_the_simulated_arm_judges_its_templates_instruction_from_ground_truth(ros_context):
     """sim.template + sim.seed set through the parameter service (as `ros voxposer-bench` does): the
     template's own instruction comes back judged; any other instruction is not judged."""
-    from conceptagent_ros.ros.voxposer_bench import NodeBench, run_bench
-    from conceptagent_ros.sim.voxposer_tasks import make_task
+    from conceptagent_ros.ros.bench.voxposer_node_bench import NodeBench, run_bench
+    from conceptagent_ros.voxposer.task_templates import make_task
 
     node = node_with(ros_context, arm="sim")
     client_node = Node("bench_client", context=ros_context)

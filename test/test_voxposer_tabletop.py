@@ -1,17 +1,17 @@
 """VoxPoser end to end on the PyBullet tabletop with the offline composer; success judged from the
-simulator's ground truth (sim/voxposer_tasks.py), and failures that leave the arm stopped."""
+simulator's ground truth (voxposer/task_templates.py), and failures that leave the arm stopped."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from conceptagent_ros.sim.tabletop import BlockSpec, Tabletop, TabletopScene
-from conceptagent_ros.sim.voxposer_tasks import make_task
 from conceptagent_ros.voxposer.api import WORKER_RUNNER
 from conceptagent_ros.voxposer.executor import VoxPoser
 from conceptagent_ros.voxposer.lmps import OfflineWriter, ProgramBook, ProgramCache
 from conceptagent_ros.voxposer.sandbox import Sandbox, SandboxLimits
 from conceptagent_ros.voxposer.session import run_on_tabletop
+from conceptagent_ros.voxposer.tabletop import BlockSpec, Tabletop, TabletopScene
+from conceptagent_ros.voxposer.task_templates import make_task
 
 pytest.importorskip("pybullet")
 

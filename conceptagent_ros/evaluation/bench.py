@@ -68,7 +68,7 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                     done += 1
                     resumed += 1
                     continue
-                spec = EpisodeSpec(
+                spec = EpisodeSpec.of(
                     instruction=task.instruction, scene=task.scene, goal=None if config.translate else task.goal,
                     judge_goal=task.goal if config.translate else None, planner=planner,
                     llm=config.llm, seed=seed, max_steps=task.max_steps or config.max_steps,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from conceptagent_ros.perception.frames import Frame
-from conceptagent_ros.scene.fusion import ObjectMap
+from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.household_geometry import Box, layout
 from conceptagent_ros.sim.perceiving_robot import PerceivingRobot

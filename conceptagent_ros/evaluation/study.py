@@ -30,6 +30,7 @@ from conceptagent_ros.evaluation.journal import EpisodeJournal
 from conceptagent_ros.evaluation.tasks import load_suite
 from conceptagent_ros.llm.spec import load_profiles, parse_llm_spec
 from conceptagent_ros.planning.planners import PlannerSpec
+from conceptagent_ros.sim.world import WorldRealism
 
 METRIC_LABELS = {
     "success_rate": "success rate", "goal_condition_recall": "goal-condition recall", "mean_steps": "steps",
@@ -143,7 +144,7 @@ def profiles_used(llms: Sequence[str]) -> list[str]:
         if spec.kind == "simulated" and spec.model in profiles:
             profile = profiles[spec.model]
             lines.append(f"Profile `{llm}` (config/llm_profiles.yaml): model errors {profile.errors}; "
-                         f"world {profile.world}.\n")
+                         f"world {WorldRealism.from_settings(profile.world_settings)}.\n")
     return lines
 
 
@@ -226,7 +227,7 @@ def _plot(section: Section, summary: list[dict[str, Any]], path: Path) -> Path |
 
 
 def _overhead(cfg: dict[str, Any], stream: TextIO) -> list[str]:
-    from conceptagent_ros.evaluation.overhead import measure
+    from conceptagent_ros.evaluation.planning_overhead import measure
 
     objects = int(cfg.get("objects", 200))
     latency = float(cfg.get("llm_seconds_per_call", 0.5))

@@ -10,7 +10,8 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import yaml
@@ -23,11 +24,21 @@ DEFAULT_SIMULATED_RATE = "0.2"
 
 @dataclass(frozen=True)
 class LLMSpec:
+    """A parsed `--llm`: parsed once (parse_llm_spec) and passed on, so a simulated profile is read
+    and checked once per run, not by every part that needs it."""
+
     kind: str
     model: str = ""
+    profile: SimulatedProfile | None = field(default=None, compare=False)  # kind simulated: its rates and world
 
     def __str__(self) -> str:
         return self.kind if not self.model else f"{self.kind}:{self.model}"
+
+    @property
+    def simulated(self) -> SimulatedProfile:
+        if self.profile is None:
+            raise ConceptAgentError(f"--llm {self} is not a simulated model")
+        return self.profile
 
 
 def parse_llm_spec(text: str) -> LLMSpec:
@@ -43,7 +54,8 @@ def parse_llm_spec(text: str) -> LLMSpec:
         raise ConceptAgentError("--llm offline takes no model name")
     if kind == "simulated":
         model = model or DEFAULT_SIMULATED_RATE
-        simulated_profile(model)  # a bad rate or profile is bad input now, not an error mid-benchmark
+        # a bad rate or profile is bad input now, not an error mid-benchmark
+        return LLMSpec(kind, model, simulated_profile(model))
     return LLMSpec(kind, model)
 
 
@@ -104,18 +116,18 @@ class ErrorRates:
 
 
 @dataclass(frozen=True)
-class WorldRealism:
-    """How the simulated world reacts to a careless action (sim/world.py)."""
-
-    explain_failures: bool = True  # an infeasible action's failure names its unsatisfied preconditions
-    drop_on_failure: float = 0.0  # a failed place drops the held object out of reach (irreversible)
-
-
-@dataclass(frozen=True)
 class SimulatedProfile:
+    """A simulated model's error rates, and the world it is studied in: `world` holds the profile's
+    settings for the embedded world as they stand in the file (sim/world.py WorldRealism reads and
+    checks them; the world's behaviour is the world's, the episode chooses it from the profile)."""
+
     name: str
     errors: ErrorRates
-    world: WorldRealism = WorldRealism()
+    world: tuple[tuple[str, bool | float], ...] = ()
+
+    @property
+    def world_settings(self) -> Mapping[str, bool | float]:
+        return dict(self.world)
 
 
 def simulated_profile(text: str) -> SimulatedProfile:
@@ -140,26 +152,17 @@ def load_profiles(path: Path | None = None) -> dict[str, SimulatedProfile]:
         raise ConceptAgentError(f"{path}: {exc}") from exc
     profiles = {}
     error_names = {f.name for f in fields(ErrorRates)}
-    world_names = {f.name for f in fields(WorldRealism)}
     for name, entry in (data.get("profiles") or {}).items():
         entry = entry or {}
         errors, world = entry.get("errors") or {}, entry.get("world") or {}
-        unknown = (set(errors) - error_names) | (set(world) - world_names) | (set(entry) - {"errors", "world", "about"})
+        unknown = (set(errors) - error_names) | (set(entry) - {"errors", "world", "about"})
         if unknown:
             raise ConceptAgentError(f"{path}: profile '{name}': unknown field(s) {', '.join(sorted(unknown))}")
+        if not isinstance(world, dict) or any(not isinstance(v, (bool, int, float)) for v in world.values()):
+            raise ConceptAgentError(f"{path}: profile '{name}': world takes setting: value pairs (true/false or numbers)")
         try:
             rates = ErrorRates(**{k: float(v) for k, v in errors.items()}).checked()
-            realism = WorldRealism(explain_failures=bool(world.get("explain_failures", True)),
-                                   drop_on_failure=float(world.get("drop_on_failure", 0.0)))
         except (TypeError, ValueError) as exc:
             raise ConceptAgentError(f"{path}: profile '{name}': {exc}") from exc
-        if not 0.0 <= realism.drop_on_failure <= 1.0:
-            raise ConceptAgentError(f"{path}: profile '{name}': drop_on_failure must be in [0, 1]")
-        profiles[str(name)] = SimulatedProfile(str(name), rates, realism)
+        profiles[str(name)] = SimulatedProfile(str(name), rates, tuple(sorted((str(k), v) for k, v in world.items())))
     return profiles
-
-
-def world_realism(llm: str) -> WorldRealism:
-    """The world a `--llm` spec's profile asks for (the world as it is for anything but a profile)."""
-    spec = parse_llm_spec(llm)
-    return simulated_profile(spec.model).world if spec.kind == "simulated" else WorldRealism()

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.paths import config_dir
 from conceptagent_ros.perception.detections import Detector, Embedder, Segmenter
+from conceptagent_ros.perception.fusion import FusionConfig
 from conceptagent_ros.perception.geometry import GeometryConfig
-from conceptagent_ros.scene.fusion import FusionConfig
 
 Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 

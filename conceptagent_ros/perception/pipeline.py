@@ -10,8 +10,8 @@ import numpy as np
 
 from conceptagent_ros.perception.detections import Detection, Detector, Embedder, Segmenter, box_mask, masked_crop, normalize_rows
 from conceptagent_ros.perception.frames import Frame
+from conceptagent_ros.perception.fusion import Detection3D, FusionStats, ObjectMap
 from conceptagent_ros.perception.geometry import DEFAULT_GEOMETRY, GeometryConfig, object_points
-from conceptagent_ros.scene.fusion import Detection3D, FusionStats, ObjectMap
 
 STAGES = ("detect", "segment", "embed", "geometry", "fusion")
 UNLABELLED = "object"  # what automatic masks are called until CLIP names them

@@ -16,11 +16,12 @@ from typing import Any
 
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.proposal import ActionProposer, DecisionContext, Proposal, StepRecord
+from conceptagent_ros.planning.robot import RobotInterface
 from conceptagent_ros.planning.state_text import describe_state
 from conceptagent_ros.planning.trace import TraceWriter
 from conceptagent_ros.planning.verifier import PreconditionVerifier, Verdict
 from conceptagent_ros.scene.graph import SceneGraph
-from conceptagent_ros.skills.contract import RobotInterface, SkillCall, SkillLibrary, SkillOutcome
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, SkillOutcome
 
 MAX_TRACE_TEXT = 4000
 

@@ -24,13 +24,14 @@ from conceptagent_ros.planning.instruction import clean_instruction, interpret_i
 from conceptagent_ros.planning.pddl.domain import PDDLDomain, cached_domain
 from conceptagent_ros.planning.planners import PlannerSpec, build_planner
 from conceptagent_ros.planning.planners.registry import BuiltPlanner
+from conceptagent_ros.planning.robot import RobotInterface
 from conceptagent_ros.planning.trace import TraceWriter
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import RobotState, Room
 from conceptagent_ros.scene.symbolic import load_predicates, predicates_by_name
-from conceptagent_ros.skills.contract import RobotInterface, SkillLibrary, load_skill_library
+from conceptagent_ros.skills.contract import SkillLibrary, load_skill_library
 
 ROOM_TYPE = "room"
 
@@ -40,7 +41,7 @@ class TaskRequest:
     instruction: str
     goal: str | None = None  # PDDL; None: interpreted from the instruction
     planner: str = "react"
-    llm: str = "offline"
+    llm: str | LLMSpec = "offline"  # parsed once where it enters (sim/episode.py parses it before the world is made)
     seed: int = 0
     max_steps: int = 40
     task_id: str = ""
@@ -147,7 +148,7 @@ def prepare_task(request: TaskRequest, task_map: TaskMap, skills: SkillLibrary |
     """Check every input and build the planner; raises ConceptAgentError with a one-line reason."""
     instruction = clean_instruction(request.instruction)
     planner_spec = PlannerSpec.parse(request.planner)
-    llm = parse_llm_spec(request.llm)
+    llm = request.llm if isinstance(request.llm, LLMSpec) else parse_llm_spec(request.llm)
     skills = skills or load_skill_library()
     domain = cached_domain(load_predicates(), skills, task_map.domain_types(), request.preconditions)
     goal = resolve_goal(instruction, request.goal, domain, task_map, llm)

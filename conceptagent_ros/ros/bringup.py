@@ -8,7 +8,7 @@ for pip installs, where launch_ros is not available, and for tests and benchmark
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,11 +17,10 @@ from rclpy.context import Context
 from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.signals import SignalHandlerOptions
 
 from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
-from conceptagent_ros.ros.spin import make_executor
+from conceptagent_ros.ros.spin import init_context, make_executor
 
 NAMESPACE = "conceptagent"
 
@@ -68,18 +67,6 @@ class RosGraph:
             node.destroy_node()
         if self.owns_context:
             rclpy.try_shutdown(context=self.context)
-
-
-def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:
-    """A context of our own. rclpy's SIGINT handler is left out: it would shut contexts down under
-    the executors while our own Ctrl-C handling (KeyboardInterrupt) tears the graph down in order."""
-    context = Context()
-    kwargs: dict[str, Any] = {"context": context, "args": list(args or []),
-                              "signal_handler_options": SignalHandlerOptions.NO}
-    if domain_id is not None:
-        kwargs["domain_id"] = domain_id
-    rclpy.init(**kwargs)
-    return context
 
 
 def bring_up(options: GraphOptions, context: Context | None = None, domain_id: int | None = None) -> RosGraph:

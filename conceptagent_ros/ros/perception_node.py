@@ -48,13 +48,13 @@ from visualization_msgs.msg import MarkerArray
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import ObjectDetection, ObjectDetections, SceneGraph
 from conceptagent_ros.perception.frames import Frame, Intrinsics
+from conceptagent_ros.perception.fusion import ObjectMap
+from conceptagent_ros.perception.object_query import query_objects
 from conceptagent_ros.perception.pipeline import FramePipeline
 from conceptagent_ros.perception.ros_images import camera_info_intrinsics, image_to_numpy, pose_to_matrix, stamp_seconds
 from conceptagent_ros.perception.sync import ApproximateSync, nearest
 from conceptagent_ros.ros.conversions.perception import map_markers, map_to_graph_msg
 from conceptagent_ros.ros.spin import autostart_lifecycle, run_node
-from conceptagent_ros.scene.fusion import ObjectMap
-from conceptagent_ros.scene.object_query import query_objects
 from conceptagent_ros.srv import GetSceneGraph, QueryObjects
 
 

@@ -26,13 +26,13 @@ from typing import Any
 
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.client_node import ClientNode
 from conceptagent_ros.ros.conversions.scene import GraphSnapshot, graph_from_msg
 from conceptagent_ros.ros.conversions.skills import call_to_msg, outcome_from_result
 from conceptagent_ros.ros.futures import wait_done
@@ -79,8 +79,10 @@ class RosRobot:
             raise ConceptAgentError(f"unsupported skill action types {unknown}; supported: {sorted(ACTION_TYPES)}")
         if config.observation not in ("service", "topic"):
             raise ConceptAgentError(f"observation source {config.observation!r}: use topic or service")
-        node = Node(f"{owner.get_name()}_link", namespace=owner.get_namespace(), context=owner.context)
-        self.node = node
+        # Its own node and executor thread in the owner's context: entities made below are picked up
+        # by the spinning executor as they are created
+        self.link = ClientNode(f"{owner.get_name()}_link", owner.get_namespace(), context=owner.context)
+        node = self.node = self.link.node
         self.config = config
         self.endpoints = dict(endpoints)
         # Created up front, so DDS discovery of every skill server happens at start-up, not in the
@@ -97,10 +99,6 @@ class RosRobot:
         else:
             qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
             node.create_subscription(SceneGraph, config.graph_topic, self._on_graph, qos)
-        self.executor = SingleThreadedExecutor(context=owner.context)
-        self.executor.add_node(node)
-        self._spinner = threading.Thread(target=self.executor.spin, name=f"{node.get_name()}-spin", daemon=True)
-        self._spinner.start()
 
     # -- observations ------------------------------------------------------------------------------
     def _on_graph(self, msg: SceneGraph) -> None:
@@ -199,8 +197,7 @@ class RosRobot:
         return future.result().result
 
     def destroy(self) -> None:
-        self.executor.shutdown(timeout_sec=2.0)
-        self._spinner.join(timeout=2.0)
+        self.link.stop_spinning()
         for client in self.clients.values():
             client.destroy()
         self.node.destroy_node()

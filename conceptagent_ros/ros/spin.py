@@ -1,13 +1,16 @@
 """How every node executable runs: init, build the node (a bad configuration exits 2 with its
-reason), spin on a multi-threaded executor, and always shut down cleanly on Ctrl-C."""
+reason), spin on a multi-threaded executor, and always shut down cleanly on Ctrl-C; and the
+contexts of our own that in-process graphs and clients use."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import rclpy
+from rclpy.context import Context
 from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -50,3 +53,15 @@ def autostart_lifecycle(node: Any) -> None:
         if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
             raise SystemExit(2)
         node.trigger_activate()
+
+
+def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:
+    """A context of our own. rclpy's SIGINT handler is left out: it would shut contexts down under
+    the executors while our own Ctrl-C handling (KeyboardInterrupt) tears the graph down in order."""
+    context = Context()
+    kwargs: dict[str, Any] = {"context": context, "args": list(args or []),
+                              "signal_handler_options": SignalHandlerOptions.NO}
+    if domain_id is not None:
+        kwargs["domain_id"] = domain_id
+    rclpy.init(**kwargs)
+    return context

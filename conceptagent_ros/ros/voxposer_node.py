@@ -40,13 +40,13 @@ from conceptagent_ros.action import SynthesizeTrajectory
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.conversions.voxposer import MAP_BACKGROUND, path_msg, pose_stamped, value_map_cloud
 from conceptagent_ros.ros.spin import run_node
-from conceptagent_ros.sim.tabletop import TABLE_LOWER, TABLE_UPPER, WORKSPACE_LOWER, WORKSPACE_UPPER
 from conceptagent_ros.voxposer.api import WORKER_RUNNER, SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.executor import ReplanRecord, RunReport, VoxPoser, VoxPoserOptions, Waypoint
 from conceptagent_ros.voxposer.lmps import ProgramBook
 from conceptagent_ros.voxposer.planners import PLANNERS
 from conceptagent_ros.voxposer.sandbox import Sandbox
 from conceptagent_ros.voxposer.session import make_writer, program_cache, scene_for
+from conceptagent_ros.voxposer.tabletop import TABLE_LOWER, TABLE_UPPER, WORKSPACE_LOWER, WORKSPACE_UPPER
 
 Result = SynthesizeTrajectory.Result
 ARMS = ("sim", "pose_topic", "follow_joint_trajectory")
@@ -211,7 +211,7 @@ class VoxPoserNode(Node):
 
         if self.arm is not None:
             return run(self.arm), None
-        from conceptagent_ros.sim.tabletop import Tabletop
+        from conceptagent_ros.voxposer.tabletop import Tabletop
 
         template = int(self.get_parameter("sim.template").value)
         scene, judge = scene_for(request.instruction, template or None, int(self.get_parameter("sim.seed").value))

@@ -5,38 +5,46 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from conceptagent_ros.llm.spec import world_realism
+from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import EpisodeStats, StepReport
 from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.planning.robot import RobotInterface
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.world import World
-from conceptagent_ros.skills.contract import RobotInterface, load_skill_library
+from conceptagent_ros.sim.world import World, WorldRealism
+from conceptagent_ros.skills.contract import load_skill_library
 
 
 @dataclass
 class EpisodeSpec:
-    instruction: str
+    """One task on the embedded world: the request the planner gets (planning/task.py) and the
+    world's own settings."""
+
+    request: TaskRequest
     scene: str = "studio_kitchen"
-    goal: str | None = None
-    planner: str = "react"
-    llm: str = "offline"
-    seed: int = 0
-    max_steps: int = 40
     failure_rates: Mapping[str, float] = field(default_factory=dict)
     trace: str | Path | None = None
-    task_id: str = ""
-    preconditions: Mapping[str, str] | None = None  # override the hand-written ones (e.g. generated)
     # Success judged on this goal instead of the one the agent pursued: the task's own goal, when
     # the agent's was translated from the instruction (bench --translate).
     judge_goal: str | None = None
     # "truth": the agent reads what the world shows; "camera": it sees through synthetic RGB-D frames
     # fused into a 3D object map (sim/perceiving_robot.py)
     perception: str = "truth"
+    # How the world answers a careless action; None: as the simulated model's profile asks (its
+    # `world` section), the world as it is for any other model
+    realism: WorldRealism | None = None
+
+    @classmethod
+    def of(cls, instruction: str, **settings: Any) -> EpisodeSpec:
+        """An episode from keyword settings of both kinds: the task request's (planner, llm, seed, ...)
+        go to the request, the rest to the episode."""
+        request_fields = {f.name for f in fields(TaskRequest)}
+        asked = {k: v for k, v in settings.items() if k in request_fields}
+        return cls(TaskRequest(instruction, **asked), **{k: v for k, v in settings.items() if k not in request_fields})
 
 
 @dataclass
@@ -65,9 +73,13 @@ class EpisodeResult:
         return data
 
 
-def task_request(spec: EpisodeSpec) -> TaskRequest:
-    return TaskRequest(instruction=spec.instruction, goal=spec.goal, planner=spec.planner, llm=spec.llm, seed=spec.seed,
-                       max_steps=spec.max_steps, task_id=spec.task_id, preconditions=spec.preconditions)
+def world_realism(spec: EpisodeSpec, llm: LLMSpec) -> WorldRealism:
+    """The episode's choice of world: its own setting, else the simulated profile's `world`."""
+    if spec.realism is not None:
+        return spec.realism
+    if llm.profile is not None:
+        return WorldRealism.from_settings(llm.profile.world_settings, f"simulated profile '{llm.profile.name}' world")
+    return WorldRealism()
 
 
 def embedded_task_map(world: World) -> TaskMap:
@@ -79,15 +91,18 @@ def embedded_task_map(world: World) -> TaskMap:
 
 def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None,
                 cancel: threading.Event | None = None) -> EpisodeResult:
+    request = spec.request
+    llm = request.llm if isinstance(request.llm, LLMSpec) else parse_llm_spec(request.llm)  # once per episode
+    request = replace(request, llm=llm)
     scene = load_scene(spec.scene)
     skills = load_skill_library()
-    world = World(scene, seed=spec.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec.llm))
-    task = prepare_task(task_request(spec), embedded_task_map(world), skills)
+    world = World(scene, seed=request.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec, llm))
+    task = prepare_task(request, embedded_task_map(world), skills)
     robot: RobotInterface = world
     if spec.perception == "camera":
         from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
 
-        robot = PerceivingRobot(world, seed=spec.seed)
+        robot = PerceivingRobot(world, seed=request.seed)
     elif spec.perception != "truth":
         raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
     start = time.perf_counter()
@@ -97,7 +112,7 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     judged = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) if spec.judge_goal \
         else outcome.goal
     return EpisodeResult(
-        task_id=spec.task_id, scene=scene.name, planner=str(task.planner), llm=str(task.llm), seed=spec.seed,
+        task_id=request.task_id, scene=scene.name, planner=str(task.planner), llm=str(task.llm), seed=request.seed,
         instruction=task.instruction, goal=outcome.goal.text, success=judged.holds(truth),
         goal_progress=judged.progress(truth), unmet=judged.unmet(truth), stats=outcome.stats,
         llm_calls=outcome.llm_calls, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,

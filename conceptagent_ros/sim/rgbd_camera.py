@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conceptagent_ros.perception.detectors.sim_paint import category_colour
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
 from conceptagent_ros.scene.model import Room
 from conceptagent_ros.sim.household_geometry import PANEL, Box
@@ -36,15 +37,6 @@ class CameraConfig:
 
 
 DEFAULT_CAMERA = CameraConfig()
-
-
-def category_colour(category: str) -> np.ndarray:
-    """The simulator's paint for a kind of thing (stable across runs)."""
-    h = 7
-    for ch in category:
-        h = (h * 257 + ord(ch)) % 2_147_483_647
-    rng = np.random.default_rng(h)
-    return (40 + 200 * rng.random(3)).astype(np.float32)
 
 
 def _box_mesh(center: Iterable[float], size: Iterable[float]):  # type: ignore[no-untyped-def]

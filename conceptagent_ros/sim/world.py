@@ -11,9 +11,10 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
-from conceptagent_ros.llm.spec import WorldRealism
+from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import derive_symbolic_state
@@ -39,6 +40,29 @@ PHYSICAL_FAILURES = {
     "cool": "the appliance did not start",
     "clean": "the object slipped out of the water stream",
 }
+
+
+@dataclass(frozen=True)
+class WorldRealism:
+    """How the world reacts to a careless action: the world's own setting, which the episode chooses
+    (from the simulated model's profile in a study: config/llm_profiles.yaml `world`)."""
+
+    explain_failures: bool = True  # an infeasible action's failure names its unsatisfied preconditions
+    drop_on_failure: float = 0.0  # a failed place drops the held object out of reach (irreversible)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, bool | float], source: str = "world") -> WorldRealism:
+        """From a profile's `world` section; unknown names and out-of-range values are refused."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(settings) - names)
+        if unknown:
+            raise ConfigError(f"{source}: unknown field(s) {', '.join(unknown)}; the world's settings are "
+                              f"{', '.join(sorted(names))}")
+        realism = cls(explain_failures=bool(settings.get("explain_failures", True)),
+                      drop_on_failure=float(settings.get("drop_on_failure", 0.0)))
+        if not 0.0 <= realism.drop_on_failure <= 1.0:
+            raise ConfigError(f"{source}: drop_on_failure must be in [0, 1]")
+        return realism
 
 
 def domain_types(scene: Scene) -> set[str]:

@@ -10,15 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 import yaml
 
 from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.paths import config_dir
-
-if TYPE_CHECKING:
-    from conceptagent_ros.scene.observation import Observation
 
 
 @dataclass(frozen=True)
@@ -131,11 +127,3 @@ class SkillOutcome:
 
     def to_json(self) -> dict[str, object]:
         return {"success": self.success, "message": self.message, "failure": self.failure}
-
-
-class RobotInterface(Protocol):
-    """What the agent needs from a robot: the embedded world, or ROS skill servers and perception."""
-
-    def observe(self) -> Observation: ...
-
-    def execute(self, call: SkillCall) -> SkillOutcome: ...

@@ -24,11 +24,11 @@ from conceptagent_ros.evaluation.eai_virtualhome.agents import (
     Turn,
     fast_downward_plan,
 )
-from conceptagent_ros.evaluation.eai_virtualhome.data import EAITask, data_root, load_tasks
 from conceptagent_ros.evaluation.eai_virtualhome.judge import edge_fact, node_fact, score, script_name
+from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAITask, data_root, load_tasks
 from conceptagent_ros.evaluation.eai_virtualhome.world import ActionOutcome, EAIWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
-from conceptagent_ros.llm.spec import parse_llm_spec, simulated_profile
+from conceptagent_ros.llm.spec import parse_llm_spec
 
 SUITE = "eai-virtualhome"
 UNREACHABLE = "the goal is not reachable from the initial state under the domain"
@@ -47,7 +47,7 @@ def make_proposer(llm: str, task: EAITask, seed: int, foreign: Sequence[str]) ->
     if spec.kind == "offline":
         return OfflineProposer()
     if spec.kind == "simulated":
-        return SimulatedProposer(simulated_profile(spec.model).errors, seed, task.id, foreign)
+        return SimulatedProposer(spec.simulated.errors, seed, task.id, foreign)
     if spec.kind == "openai":
         from conceptagent_ros.llm.openai_chat import OpenAIChatModel
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from conceptagent_ros.evaluation.eai_virtualhome.data import EAITask, EdgeGoal, NodeGoal
+from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAITask, EdgeGoal, NodeGoal
 
 Holds = Callable[[str, tuple[str, ...]], bool]
 CHARACTER = "character"

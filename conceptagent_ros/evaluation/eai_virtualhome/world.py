@@ -24,7 +24,7 @@ from unified_planning.engines.sequential_simulator import UPSequentialSimulator
 from unified_planning.exceptions import UPInvalidActionError
 from unified_planning.io import PDDLReader
 
-from conceptagent_ros.evaluation.eai_virtualhome.data import EAIDataError, EAITask, domain_path
+from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAIDataError, EAITask, domain_path
 from conceptagent_ros.planning.pddl.domain import new_environment
 
 

@@ -11,7 +11,16 @@ import numpy as np
 
 from conceptagent_ros.perception.detections import Detection
 from conceptagent_ros.perception.frames import Frame
-from conceptagent_ros.sim.rgbd_camera import category_colour
+
+
+def category_colour(category: str) -> np.ndarray:
+    """The paint a simulator gives a kind of thing (stable across runs): the embedded camera
+    (sim/rgbd_camera.py) paints with it, this detector reads it back."""
+    h = 7
+    for ch in category:
+        h = (h * 257 + ord(ch)) % 2_147_483_647
+    rng = np.random.default_rng(h)
+    return (40 + 200 * rng.random(3)).astype(np.float32)
 
 
 class SimPaintDetector:

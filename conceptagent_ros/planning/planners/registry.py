@@ -106,10 +106,9 @@ def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, see
 
         return offline_llm(domain, skills, seed)
     if llm.kind == "simulated":
-        from conceptagent_ros.llm.spec import simulated_profile
         from conceptagent_ros.planning.oracles.simulated import SimulatedLLM
 
-        return SimulatedLLM(domain, skills, simulated_profile(llm.model).errors, seed)
+        return SimulatedLLM(domain, skills, llm.simulated.errors, seed)
     if llm.kind == "openai":
         from conceptagent_ros.llm.logit_bias import tokenizer_from_env
         from conceptagent_ros.llm.openai_chat import OpenAIChatModel

@@ -1,4 +1,4 @@
-"""The fused object map (scene/fusion.py) as messages: a SceneGraph of boxes with their on/in/near
+"""The fused object map (perception/fusion.py) as messages: a SceneGraph of boxes with their on/in/near
 relations, and rviz markers (boxes in each label's colour, labels, relation lines)."""
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from conceptagent_ros.msg import SceneGraph, SceneObject, SceneRelation
 from conceptagent_ros.perception.frames import Frame, Intrinsics, rotation_to_quaternion
+from conceptagent_ros.perception.fusion import ObjectMap
+from conceptagent_ros.perception.map_io import label_colour
+from conceptagent_ros.perception.relations3d import spatial_relations
 from conceptagent_ros.perception.ros_images import numpy_to_image_fields
 from conceptagent_ros.ros.conversions.scene import pose_msg
-from conceptagent_ros.scene.fusion import ObjectMap
 from conceptagent_ros.scene.loader import category_defaults
-from conceptagent_ros.scene.map_io import label_colour
-from conceptagent_ros.scene.relations3d import spatial_relations
 
 
 @dataclass

@@ -4,7 +4,7 @@ follow end-effector waypoints, and a parallel gripper.
 
 World frame: x away from the robot ("front" of the table is +x), y to the robot's right ("right"
 is +y), z up; the table top is z = 0. Nothing here knows the task templates: a scene is a list of
-blocks and lines with colours and positions, chosen by the caller (sim/voxposer_tasks.py).
+blocks and lines with colours and positions, chosen by the caller (voxposer/task_templates.py).
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ def _missing_perception(e: ImportError) -> ConceptAgentError:
                              "pip install -c constraints.txt -e '.[perception]'")
 
 
-def add_perception_parsers(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     p = sub.add_parser("perceive", help="build a 3D object map: a camera tour of an embedded scene, or a rosbag2 recording",
                        description="Build an object map from RGB-D: --scene drives the embedded robot's synthetic camera "
                                    "through a scene (oracle detector) and scores the map against the truth; --bag replays a "
@@ -56,8 +56,8 @@ def add_perception_parsers(sub: Any) -> None:
 
 
 def _outputs(object_map: Any, out: Path, extra: dict[str, Any], title: str) -> None:
-    from conceptagent_ros.scene.map_io import save_map, save_ply
-    from conceptagent_ros.scene.map_picture import draw_map, summary_lines
+    from conceptagent_ros.perception.map_io import save_map, save_ply
+    from conceptagent_ros.perception.map_picture import draw_map, summary_lines
 
     out.mkdir(parents=True, exist_ok=True)
     save_map(object_map, out / "graph.json", extra)
@@ -123,8 +123,8 @@ def _progress() -> Any:
 def _perceive_bag(args: argparse.Namespace) -> int:
     from conceptagent_ros.perception.bag_replay import BagTopics, replay_bag
     from conceptagent_ros.perception.config import build_detector, build_embedder, build_segmenter, load_perception_spec
+    from conceptagent_ros.perception.fusion import ObjectMap
     from conceptagent_ros.perception.pipeline import FramePipeline
-    from conceptagent_ros.scene.fusion import ObjectMap
 
     missing = [flag for flag, value in (("--rgb", args.rgb), ("--depth", args.depth), ("--camera-info", args.camera_info))
                if not value]

@@ -1,9 +1,10 @@
-"""`conceptagent preconditions generate|evaluate`."""
+"""`conceptagent preconditions generate|evaluate`: LLM-written preconditions and their score."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -15,7 +16,22 @@ from conceptagent_ros.scene.symbolic import load_predicates
 from conceptagent_ros.skills.contract import load_skill_library
 
 
-def main(args: argparse.Namespace) -> int:
+def add_parsers(sub: Any) -> None:
+    pre = sub.add_parser("preconditions", help="LLM-generated preconditions: generate, evaluate")
+    pre_sub = pre.add_subparsers(dest="action", required=True)
+    gen = pre_sub.add_parser("generate", help="ask an LLM for each skill's preconditions")
+    gen.add_argument("--llm", required=True, help="openai:MODEL")
+    gen.add_argument("--out", default="generated_preconditions.yaml")
+    gen.add_argument("--skill", action="append", help="only these skills")
+    gen.add_argument("--retries", type=int, default=2, help="retries with the parser's error per skill")
+    gen.add_argument("--cache", help="cache directory (default ~/.cache/conceptagent/preconditions)")
+    ev = pre_sub.add_parser("evaluate", help="accuracy and recall of generated preconditions against config/")
+    ev.add_argument("generated", help="YAML written by `preconditions generate`")
+    ev.add_argument("--samples", type=int, default=300, help="random states per comparison")
+    pre.set_defaults(func=cmd_preconditions)
+
+
+def cmd_preconditions(args: argparse.Namespace) -> int:
     skills = load_skill_library()
     predicates = load_predicates()
     types = sorted(set(category_defaults()) | {"room"})

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from conceptagent_ros.sim.tabletop import (
+from conceptagent_ros.voxposer.tabletop import (
     BLOCK_HALF,
     COLOURS,
     TABLE_LOWER,

@@ -16,24 +16,20 @@ end-to-end totals are printed beside it. Exit 1 when ROS adds more than 10 ms pe
 """
 from __future__ import annotations
 
-import os
+import signal
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 
-import rclpy
 from rclpy.action import ActionClient
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SkillCall
-from conceptagent_ros.ros.bringup import init_context
-from conceptagent_ros.ros.domains import reserved_domain
+from conceptagent_ros.ros.client_node import ClientNode
+from conceptagent_ros.ros.graph_process import graph_command, isolated_domain, running
 from conceptagent_ros.ros.task_client import send_task
 from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 from conceptagent_ros.srv import GetSceneGraph
@@ -66,20 +62,13 @@ def percentile(values: list[float], q: float) -> float:
 def run_overhead_benchmark(scene: str, instruction: str, runs: int, round_trips: int) -> int:
     print(f"Task: {instruction!r} on {scene}, offline planner, {runs} runs each way; the graph runs one process "
           "per node (robot stand-in, planner), the client in this one", flush=True)
-    run_episode(EpisodeSpec(instruction, scene=scene))  # warm caches (PDDL domain, planner)
-    with reserved_domain() as reserved:
-        env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-        os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-        up = [sys.executable, "-m", "conceptagent_ros.cli", "ros", "up", "--scene", scene, "--nodes"]
-        children = [subprocess.Popen([*up, name], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    for name in ("robot", "planner")]
-        context = init_context(reserved)
-        client = Node("bench_client", namespace="conceptagent", context=context)
-        executor = SingleThreadedExecutor(context=context)  # this process never blocks in a callback
-        executor.add_node(client)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
-        spinner.start()
-        try:
+    run_episode(EpisodeSpec.of(instruction, scene=scene))  # warm caches (PDDL domain, planner)
+    with isolated_domain():
+        up = graph_command("ros", "up", "--scene", scene, "--nodes")
+        # SIGTERM: `ros up` stops its graph on it as on Ctrl-C
+        with running([[*up, "robot"], [*up, "planner"]], quiet=True, signum=signal.SIGTERM), \
+                ClientNode("bench_client", "conceptagent") as bench_client:
+            client = bench_client.node
             reset = client.create_client(Trigger, "reset")
             if not reset.wait_for_service(timeout_sec=30.0):
                 print("the robot stand-in did not come up within 30 s")
@@ -88,7 +77,7 @@ def run_overhead_benchmark(scene: str, instruction: str, runs: int, round_trips:
             ros: list[Run] = []
             for i in range(runs + 1):  # interleaved, so drift hits both; run 0 warms DDS discovery
                 started = time.perf_counter()  # the whole task, setup included, as the client times it
-                result = run_episode(EpisodeSpec(instruction, scene=scene))
+                result = run_episode(EpisodeSpec.of(instruction, scene=scene))
                 embedded_seconds = time.perf_counter() - started
                 if not result.success:
                     print(f"the embedded run failed ({result.stats.stop_reason}); pick a task that succeeds")
@@ -103,15 +92,6 @@ def run_overhead_benchmark(scene: str, instruction: str, runs: int, round_trips:
                     ros.append(Run(reply.seconds, reply.result.acting_seconds, reply.result.steps))
             skill_ms = _skill_round_trips(client, round_trips)
             graph_ms = _graph_round_trips(client, round_trips)
-        finally:
-            executor.shutdown(timeout_sec=2.0)
-            spinner.join(timeout=2.0)
-            client.destroy_node()
-            rclpy.try_shutdown(context=context)
-            for child in children:
-                child.terminate()
-            for child in children:
-                child.wait(timeout=10)
     med = statistics.median
     total_e, total_r = med(r.total for r in embedded), med(r.total for r in ros)
     step_e, step_r = med(1000 * r.total / r.steps for r in embedded), med(1000 * r.total / r.steps for r in ros)

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from conceptagent_ros.atomic_files import write_atomic
-from conceptagent_ros.scene.fusion import FusionConfig, MapObject, ObjectMap
+from conceptagent_ros.perception.fusion import FusionConfig, MapObject, ObjectMap
 
 FORMAT = "conceptagent-object-map/1"
 
 
 def map_to_json(object_map: ObjectMap, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    from conceptagent_ros.scene.relations3d import spatial_relations
+    from conceptagent_ros.perception.relations3d import spatial_relations
 
     relations = spatial_relations({oid: o.box for oid, o in object_map.objects.items()})
     return {

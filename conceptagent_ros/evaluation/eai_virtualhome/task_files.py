@@ -1,8 +1,9 @@
-"""The benchmark's files as tasks: instruction, goals as the benchmark states them, the PDDL problem.
+"""Reads the benchmark's files as tasks: instruction, goals as the benchmark states them, the PDDL problem.
 
-Layout (the benchmark's own, see data/README.md): `tasks/<id>.json` and `pddl/virtualhome.pddl` plus
-`pddl/problems/<Task>/<id>.pddl`. The shipped copy (data/) holds the 171 public tasks; point
-`--eai-data` or CONCEPTAGENT_EAI_DATA at another folder of the same layout to run other tasks.
+Layout (the benchmark's own, see data/eai_virtualhome/README.md): `tasks/<id>.json` and
+`pddl/virtualhome.pddl` plus `pddl/problems/<Task>/<id>.pddl`. The shipped copy (the package's
+data/eai_virtualhome, paths.data_dir) holds the 171 public tasks; point `--eai-data` or
+CONCEPTAGENT_EAI_DATA at another folder of the same layout to run other tasks.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.paths import data_dir
 
-SHIPPED = Path(__file__).resolve().parent / "data"
 DOMAIN_FILE = Path("pddl") / "virtualhome.pddl"
 
 
@@ -57,10 +58,10 @@ class EAITask:
 
 
 def data_root(override: str | Path | None = None) -> Path:
-    root = Path(override or os.environ.get("CONCEPTAGENT_EAI_DATA") or SHIPPED)
+    root = Path(override or os.environ.get("CONCEPTAGENT_EAI_DATA") or data_dir() / "eai_virtualhome")
     if not (root / DOMAIN_FILE).is_file() or not (root / "tasks").is_dir():
         raise EAIDataError(f"{root} is not an Embodied Agent Interface VirtualHome folder: it needs {DOMAIN_FILE} "
-                           "and tasks/ (see conceptagent_ros/evaluation/eai_virtualhome/data/README.md)")
+                           "and tasks/ (see data/eai_virtualhome/README.md)")
     return root
 
 

@@ -9,9 +9,6 @@ the node's simulated arm runs the template's judge, which reads PyBullet's groun
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,9 +19,11 @@ from rclpy.parameter_client import AsyncParameterClient
 
 from conceptagent_ros.action import SynthesizeTrajectory
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.voxposer_bench import Judged, run_templates, write_bench_files
+from conceptagent_ros.ros.client_node import ClientNode
 from conceptagent_ros.ros.futures import wait_done
-from conceptagent_ros.sim.voxposer_tasks import TEMPLATES, TabletopTask
-from conceptagent_ros.voxposer.session import Judged, run_templates, write_bench_files
+from conceptagent_ros.ros.graph_process import isolated_domain, running
+from conceptagent_ros.voxposer.task_templates import TEMPLATES, TabletopTask
 
 Result = SynthesizeTrajectory.Result
 
@@ -77,33 +76,21 @@ def node_command(namespace: str, llm: str) -> list[str]:
             "-p", "arm:=sim", "-p", f"llm:={llm}", "-p", "maps.publish:=false"]
 
 
-def cmd_voxposer_bench(args: Any) -> int:
-    from conceptagent_ros.ros.cli import _ClientNode
-    from conceptagent_ros.ros.domains import reserved_domain
-
+def run_voxposer_node_bench(args: Any) -> int:
+    """`conceptagent ros voxposer-bench`: the node in a child process on a domain of its own."""
     templates = [t - 1 for t in args.template] if args.template else list(range(len(TEMPLATES)))
     if any(not 0 <= t < len(TEMPLATES) for t in templates):
         raise ConceptAgentError(f"--template must be 1..{len(TEMPLATES)}")
     namespace = args.namespace.strip("/")
-    with reserved_domain() as reserved:
-        os.environ.update(ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    with isolated_domain() as domain:
         command = node_command(namespace, args.llm)
-        print(f"Starting the voxposer node (ROS_DOMAIN_ID={reserved}): {' '.join(command[2:])}", flush=True)
-        node_process = subprocess.Popen(command, env=dict(os.environ))
-        client = _ClientNode("voxposer_bench", namespace)
-        try:
+        print(f"Starting the voxposer node (ROS_DOMAIN_ID={domain}): {' '.join(command[2:])}", flush=True)
+        with running([command]), ClientNode("voxposer_bench", namespace) as client:
             bench = NodeBench(client.node)
             try:
                 results, rows = run_bench(bench, templates, args.seeds, not args.unseen, args.timeout)
             finally:
                 bench.close()
-        finally:
-            client.close()
-            node_process.send_signal(signal.SIGINT)
-            try:
-                node_process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                node_process.kill()
     wins = sum(w for w, _ in results.values())
     total = sum(n for _, n in results.values())
     print(f"Through the node's action: success {wins}/{total}", flush=True)

@@ -1,7 +1,7 @@
 """Full-replan benchmark: map re-evaluation in the sandbox plus planning, at 100^3, for the
 reference and the fast planner on the same snapshots, in Hz and as their ratio (one run).
 
-    python -m conceptagent_ros.voxposer.replan_bench [--repeats N]      (also: make voxposer-bench)
+    python -m conceptagent_ros.evaluation.voxposer_replan_bench [--repeats N]      (also: make voxposer-bench)
 """
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import time
 
 import numpy as np
 
-from conceptagent_ros.sim.tabletop import Tabletop
-from conceptagent_ros.sim.voxposer_tasks import make_task
 from conceptagent_ros.voxposer.api import WORKER_RUNNER
 from conceptagent_ros.voxposer.executor import evaluate_maps
 from conceptagent_ros.voxposer.lmps import OfflineWriter, ProgramBook, ProgramCache
 from conceptagent_ros.voxposer.offline import composer
 from conceptagent_ros.voxposer.planners import FastPlanner, PathPlanner, ReferencePlanner
 from conceptagent_ros.voxposer.sandbox import Sandbox
+from conceptagent_ros.voxposer.tabletop import Tabletop
+from conceptagent_ros.voxposer.task_templates import make_task
 
 CASES = ((9, "keep away from a block"), (1, "stay on one side of a block"), (0, "move beside a block"))
 

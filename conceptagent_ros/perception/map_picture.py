@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conceptagent_ros.scene.fusion import ObjectMap
-from conceptagent_ros.scene.map_io import label_colour
-from conceptagent_ros.scene.relations3d import spatial_relations
+from conceptagent_ros.perception.fusion import ObjectMap
+from conceptagent_ros.perception.map_io import label_colour
+from conceptagent_ros.perception.relations3d import spatial_relations
 
 
 def draw_map(object_map: ObjectMap, path: str | Path, title: str = "") -> Path:

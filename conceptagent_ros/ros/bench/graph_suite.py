@@ -15,7 +15,6 @@ import csv
 import io
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,8 +22,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
@@ -34,6 +31,7 @@ from conceptagent_ros.evaluation.tasks import Task
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.ros.bringup import NAMESPACE, GraphOptions, RosGraph, bring_up, init_context
+from conceptagent_ros.ros.client_node import ClientNode
 from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.ros.task_client import TaskClientError, send_task
 from conceptagent_ros.scene.loader import load_scene
@@ -108,15 +106,11 @@ def options_nodes(options: GraphOptions) -> list[str]:
     return names
 
 
-class _Operator:
+class _Operator(ClientNode):
     """The client side: resets over services, tasks over the action, as a user's tools would."""
 
     def __init__(self, graph: RosGraph, namespace: str):
-        self.node = Node("suite_operator", namespace=namespace, context=graph.context)
-        self.executor = SingleThreadedExecutor(context=graph.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        super().__init__("suite_operator", namespace, context=graph.context)
         self.robot_reset = self.node.create_client(Trigger, "reset")
         self.perception_reset = self.node.create_client(Trigger, "perception/reset")
         self.scene_graph_reset = self.node.create_client(Trigger, "scene_graph/reset")
@@ -129,10 +123,6 @@ class _Operator:
             raise ConceptAgentError(f"{client.srv_name} did not answer")
         if not future.result().success:
             raise ConceptAgentError(f"{what} failed: {future.result().message}")
-
-    def close(self) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
 
 
 def _wait_for_the_first_look(robot: Any, timeout: float) -> None:

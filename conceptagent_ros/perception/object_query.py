@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from conceptagent_ros.perception.detections import Embedder, normalize_rows
+from conceptagent_ros.perception.fusion import MapObject
 from conceptagent_ros.perception.geometry import OrientedBox
-from conceptagent_ros.scene.fusion import MapObject
 
 
 @dataclass(frozen=True)

