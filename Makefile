@@ -50,10 +50,9 @@ ros-demo: $(ROS_INTERFACES)
 ros-bench: $(ROS_INTERFACES)
 	$(VENV)/bin/conceptagent ros bench --scene $(SCENE)
 
-# the easy suite through the ROS graph with the perception node in the loop, both layouts
+# the easy suite through the ROS graph with the perception and scene graph nodes in the loop
 ros-suite: $(ROS_INTERFACES)
 	$(VENV)/bin/conceptagent ros suite --suite easy --out docs/benchmarks
-	$(VENV)/bin/conceptagent ros suite --suite easy --layout robot --out docs/benchmarks
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/conceptagent bench --suite easy --suite moderate --suite hard --llm offline --out results/bench

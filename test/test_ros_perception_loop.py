@@ -1,6 +1,7 @@
 """The ROS graph with perception in the loop: the robot stand-in's synthetic camera publishes RGB-D
-frames, the perception node fuses them into perceived_graph, the stand-in builds scene_graph from it
-(with the robot's own state), and the planner completes tasks seeing only that (real rclpy)."""
+frames, the perception node fuses them into perceived_graph, the scene graph node builds scene_graph
+from it (with the robot's pose and its skills' outcomes), and the planner completes tasks seeing
+only that (real rclpy)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -99,14 +100,14 @@ def test_the_real_robot_layout_completes_tasks_in_every_scene() -> None:
     """As on a robot: the stand-in is only camera, pose and skills; the scene graph node builds the
     planner's scene_graph from perceived_graph, the robot's pose and the skills' outcomes (a pillow
     carried to the bed in another room, a towel to a sink two rooms away). The whole suite in this
-    layout is `conceptagent ros suite --layout robot` (docs/benchmarks/perception.md)."""
+    layout is `conceptagent ros suite` (docs/benchmarks/perception.md)."""
     from conceptagent_ros.evaluation.tasks import load_suite
     from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig, run_graph_suite
 
     judge = IndependentJudge()
     tasks = [t for t in load_suite("easy") if t.id in ("easy_02", "easy_15", "easy_24")]
     assert {t.scene for t in tasks} == {"studio_kitchen", "apartment", "family_house"}
-    episodes = run_graph_suite(tasks, GraphSuiteConfig(perception="camera", layout="robot"), judge=judge)
+    episodes = run_graph_suite(tasks, GraphSuiteConfig(perception="camera"), judge=judge)
     assert not judge.disagreements
     failed = [f"{e.task_id}: {e.error or e.unmet}" for e in episodes if not e.success]
     assert not failed, failed
@@ -138,8 +139,8 @@ def test_a_skill_may_name_an_id_the_map_has_since_fused_away(ros_context) -> Non
                 msg.objects.append(o)
             return msg
 
-        node._on_perceived(graph("fridge_1", "fridge_2"))
-        node._on_perceived(graph("fridge_1"))  # fused
+        node.camera.on_perceived(graph("fridge_1", "fridge_2"))
+        node.camera.on_perceived(graph("fridge_1"))  # fused
         outcome = node._apply(SkillCall("navigate_to", ("fridge_2",)))
         assert outcome.success, outcome.message
         assert node.world.robot.room == fridge.room

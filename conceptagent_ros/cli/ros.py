@@ -89,9 +89,6 @@ def add_parsers(sub: Any) -> None:
                             "RGB-D camera; truth: the stand-in's ground-truth graph")
     suite.add_argument("--detector", choices=["oracle", "sim_paint"], default="oracle",
                        help="what the perception node sees the synthetic camera with")
-    suite.add_argument("--layout", choices=["standin", "robot"], default="standin",
-                       help="standin (default): the stand-in builds scene_graph from perceived_graph; robot: as on a "
-                            "real robot, the scene graph node does, told of each skill by the skill servers")
     suite.add_argument("--planner", default="react")
     suite.add_argument("--llm", default="offline")
     suite.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
@@ -257,7 +254,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
             raise ConceptAgentError(f"no task {', '.join(unknown)} in {args.tasks or args.suite}")
         tasks = [t for t in tasks if t.id in set(args.task)]
     config = GraphSuiteConfig(perception=args.perception, detector=args.detector, planner=args.planner, llm=args.llm,
-                              timeout=args.timeout, layout=args.layout)
+                              timeout=args.timeout)
     episodes = run_graph_suite(tasks, config)
     name = Path(args.tasks).stem if args.tasks else args.suite
     print(summary_markdown(episodes, config, name))

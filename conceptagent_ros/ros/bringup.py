@@ -36,9 +36,15 @@ class GraphOptions:
     # The perception node (configured and activated here) with these parameter overrides; None: none.
     # With the stand-in's perception=camera it closes the loop: camera frames -> perceived_graph -> scene_graph.
     perception: Mapping[str, Any] | None = None
-    # The scene graph node (ros/scene_graph_node.py) with these overrides; None: none. With the stand-in's
-    # publish_scene_graph=false it builds scene_graph from perceived_graph, as on a real robot.
+    # The scene graph node (ros/scene_graph_node.py) with these overrides; None: none, except where the
+    # stand-in's perception=camera needs it (then with the stand-in's scene as its map): it builds
+    # scene_graph from perceived_graph, the pose and the skills' outcomes, as on a real robot.
     scene_graph: Mapping[str, Any] | None = None
+
+    def scene_graph_node(self) -> Mapping[str, Any] | None:
+        if self.scene_graph is None and self.with_robot and self.robot.get("perception") == "camera":
+            return {"map": self.robot.get("scene", "studio_kitchen")}
+        return self.scene_graph
     threads: int = 4
 
 
@@ -95,11 +101,12 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
             if perception.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                 raise ConceptAgentError("the perception node could not load its models (see its log)")
             perception.trigger_activate()
-        if options.scene_graph is not None:
+        scene_graph = options.scene_graph_node()
+        if scene_graph is not None:
             from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
 
             nodes["scene_graph"] = SceneGraphNode(namespace=options.namespace, context=context,
-                                                  parameter_overrides=overrides(options.scene_graph))
+                                                  parameter_overrides=overrides(scene_graph))
     except Exception:
         for node in nodes.values():
             node.destroy_node()

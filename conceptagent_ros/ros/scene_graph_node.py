@@ -1,13 +1,16 @@
 """The scene graph a real robot's planner reads: the perception node's objects, the robot's pose,
-and what the robot's own skills did (scene/robot_memory.py). On the embedded stand-in this is done
-inside the stand-in; on a robot this node closes the loop perception -> planner.
+and what the robot's own skills did (scene/robot_memory.py). The one builder of scene_graph from
+perception, on a robot and on the embedded stand-in alike (whose camera mode plays only hardware):
+this node closes the loop perception -> planner.
 
 Subscribes:  perceived_graph (conceptagent_ros/SceneGraph)   the perception node's fused objects
              robot_pose (geometry_msgs/PoseStamped or nav_msgs/Odometry; pose_source topic), or TF
              world_frame -> base_frame (pose_source tf, where tf2_ros is installed)
 Publishes:   scene_graph (conceptagent_ros/SceneGraph)       at publish_rate and just after every recorded
-             skill -- what the planner and robot_skills read (not per perceived graph: a camera-rate
-             graph of every object would cost more to send than the planner gains)
+             skill, once the first perceived_graph has come (none before: an empty graph would say
+             "nothing here" before the robot has looked) -- what the planner and robot_skills read
+             (not per perceived graph: a camera-rate graph of every object would cost more to send
+             than the planner gains)
              perception/forget (std_msgs/String)            what the gripper took, so the map lets it go
 Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
              record_skill_outcome (conceptagent_ros/RecordSkillOutcome): robot_skills calls it as each
@@ -161,6 +164,10 @@ class SceneGraphNode(Node):
                                 self.get_parameter("world_frame").value, self.yaw)
 
     def publish_graph(self) -> None:
+        # Nothing until perception has spoken (at start and after a reset): an empty graph would tell
+        # the planner "nothing here" before the robot has looked
+        if self.perceived is None:
+            return
         self.graph_pub.publish(self.graph_msg())
 
     def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:

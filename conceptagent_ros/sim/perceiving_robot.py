@@ -5,11 +5,12 @@ On every observation the robot looks around on the spot (EmbeddedCamera), each f
 the frame pipeline into the map, and the map (not the world) says what there is, where, and what
 stands on or in what. The world stays the judge and the executor: a skill call names map objects,
 which are resolved to the world's things by where they are. The ROS robot stand-in uses the same
-camera and the same observation builder with the perception node's graph in place of the map.
+camera; the scene graph node (ros/scene_graph_node.py) builds the planner's graph there, from the
+perception node's objects. Perceived ids are resolved to the world's things by sim/perceived_ids.py,
+on both paths.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import SceneObject, outermost_holder
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.sim.household_geometry import Box, free_station, layout
+from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver, PerceivedThing
 from conceptagent_ros.sim.rgbd_camera import DEFAULT_CAMERA, CameraConfig, RenderScene, turn_on_the_spot
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
@@ -78,20 +80,6 @@ class EmbeddedCamera:
         return frames
 
 
-@dataclass(frozen=True)
-class PerceivedThing:
-    """What perception says of one object, whoever perceived it (the map here, the perception node
-    over ROS): enough to tell the agent, and to find the world's thing a skill call means."""
-
-    id: str
-    label: str
-    centre: tuple[float, float, float]  # of its box
-    top: float
-    parent: str | None = None
-    state: dict[str, bool] = field(default_factory=dict)
-    hint: str | None = None  # the simulator's id, where an oracle gave one
-
-
 def observation_from(world: World, things: Sequence[PerceivedThing],
                      known_states: dict[str, dict[str, bool]] | None = None) -> Observation:
     """The agent's observation from perceived things, the robot's own state (where it is, what its
@@ -123,19 +111,6 @@ def observation_from(world: World, things: Sequence[PerceivedThing],
     return Observation(world.robot, tuple(objects), receptacles, tuple(sorted(world.searched)))
 
 
-def resolve(world: World, boxes: dict[str, Box], thing: PerceivedThing | None, name: str) -> str:
-    """The world's thing a perceived object is: the one the oracle named, else the nearest thing
-    of the same kind to its box centre. Rooms and unknown names pass through."""
-    if name in world.scene.rooms or thing is None:
-        return name
-    if thing.hint:
-        return thing.hint
-    same = [o for o in world.scene.objects.values() if o.category == thing.label.replace(" ", "_") and o.id in boxes]
-    if not same:
-        return name
-    return min(same, key=lambda o: math.dist(boxes[o.id].center, thing.centre)).id
-
-
 @dataclass
 class PerceptionLog:
     frames: int = 0
@@ -159,6 +134,7 @@ class PerceivingRobot:
         self.pipeline = FramePipeline(self.detector, self.map)
         self.log = PerceptionLog()
         self.frame_hook = frame_hook
+        self.ids = PerceivedIdResolver(world, lambda: self.camera.boxes)
 
     @property
     def boxes(self) -> dict[str, Box]:
@@ -186,18 +162,17 @@ class PerceivingRobot:
     def observe(self) -> Observation:
         held = self.world.robot.holding
         if held is not None:  # in the gripper, not where the map last saw it
-            things = {t.id: t for t in self.things()}
-            for oid in [oid for oid, t in things.items() if resolve(self.world, self.boxes, t, oid) == held]:
-                self.map.remove(oid)
+            for thing in self.things():
+                if self.ids.thing_of(thing) == held:
+                    self.map.remove(thing.id)
         self.look_around()
-        return observation_from(self.world, self.things())
+        things = self.things()
+        self.ids.remember(things)
+        return observation_from(self.world, things)
 
     def resolve(self, name: str) -> str:
-        things = {t.id: t for t in self.things()}
-        return resolve(self.world, self.boxes, things.get(name), name)
+        return self.ids.resolve_name(name, {t.id: t for t in self.things()})
 
     def execute(self, call: SkillCall) -> SkillOutcome:
-        things = {t.id: t for t in self.things()}
-        resolved = SkillCall(call.skill, tuple(resolve(self.world, self.boxes, things.get(a), a) for a in call.args))
-        outcome = self.world.execute(resolved)
+        outcome = self.world.execute(self.ids.resolve_call(call, self.things()))
         return SkillOutcome(call, outcome.success, outcome.message, outcome.failure)

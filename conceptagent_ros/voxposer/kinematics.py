@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.voxposer.physics_client import PhysicsClient
 
 
 @dataclass(frozen=True)
@@ -22,15 +23,10 @@ class KinematicsConfig:
     joint_names: tuple[str, ...] = tuple(f"panda_joint{i}" for i in range(1, 8))
 
 
-class PybulletKinematics:
+class PybulletKinematics(PhysicsClient):
     def __init__(self, config: KinematicsConfig | None = None) -> None:
-        import pybullet as p
-        import pybullet_data
-
         self.config = config or KinematicsConfig()
-        self.p = p
-        self.client = p.connect(p.DIRECT)
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self.client)
+        p = self.connect()
         try:
             self.robot = p.loadURDF(self.config.urdf, useFixedBase=True, physicsClientId=self.client)
         except p.error as exc:
@@ -70,9 +66,3 @@ class PybulletKinematics:
                                                      maxNumIterations=200, residualThreshold=1e-5,
                                                      physicsClientId=self.client)
         return np.asarray([solution[i] for i in self._ik_slots])
-
-    def close(self) -> None:
-        try:
-            self.p.disconnect(physicsClientId=self.client)
-        except Exception:  # already gone
-            pass

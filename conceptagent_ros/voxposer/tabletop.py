@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from conceptagent_ros.voxposer.api import ObjectCloud, SceneSnapshot, VoxelGrid
+from conceptagent_ros.voxposer.physics_client import PhysicsClient
 
 COLOURS: dict[str, tuple[float, float, float]] = {
     "blue": (0.1, 0.3, 0.9), "green": (0.1, 0.7, 0.2), "yellow": (0.95, 0.85, 0.1), "pink": (1.0, 0.5, 0.7),
@@ -82,16 +83,11 @@ class Camera:
     projection: np.ndarray = field(default=None)  # type: ignore[assignment, arg-type]
 
 
-class Tabletop:
+class Tabletop(PhysicsClient):
     """One PyBullet world (DIRECT, or GUI with gui=True). Not thread-safe; one per process is simplest."""
 
     def __init__(self, scene: TabletopScene, gui: bool = False, sim_hz: int = 240) -> None:
-        import pybullet as p
-        import pybullet_data
-
-        self.p = p
-        self.client = p.connect(p.GUI if gui else p.DIRECT)
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self.client)
+        p = self.connect(gui)
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
         p.setTimeStep(1.0 / sim_hz, physicsClientId=self.client)
         self.dt = 1.0 / sim_hz
@@ -333,14 +329,3 @@ class Tabletop:
         return list(self.p.calculateInverseKinematics(self.robot, EE_LINK, target.tolist(), list(DOWN),
                                                        maxNumIterations=100, physicsClientId=self.client))[:7]
 
-    def close(self) -> None:
-        try:
-            self.p.disconnect(physicsClientId=self.client)
-        except Exception:  # already gone
-            pass
-
-    def __enter__(self) -> Tabletop:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -1,13 +1,14 @@
 """A task suite through the ROS graph: `conceptagent ros suite`.
 
-The robot stand-in, the planner node and (with `--perception camera`) the perception node are
-brought up once, on a DDS domain of their own. Each task is then what a user would do on a robot:
-the stand-in is switched to the task's scene and reset over its `reset` service (and the perception
-node's map cleared over `perception/reset`), the stand-in looks around, and the task goes to the
-planner as an ExecuteTask goal with its instruction and PDDL goal. The planner sees only the
-`scene_graph` topic; with the camera that graph is what the perception node fused from the
-stand-in's RGB-D frames. Success is judged afterwards on the stand-in's simulated world, with the
-task's goal over the world's own ids, not on what the planner believed.
+The robot stand-in, the planner node and (with `--perception camera`) the perception node and the
+scene graph node are brought up once, on a DDS domain of their own. Each task is then what a user
+would do on a robot: the stand-in is switched to the task's scene and reset over its `reset`
+service (and the perception node's map cleared over `perception/reset`, the scene graph node's
+memory over `scene_graph/reset`), the stand-in looks around, and the task goes to the planner as an
+ExecuteTask goal with its instruction and PDDL goal. The planner sees only the `scene_graph` topic;
+with the camera that graph is what the scene graph node built from what the perception node fused
+of the stand-in's RGB-D frames, as on a real robot. Success is judged afterwards on the stand-in's
+simulated world, with the task's goal over the world's own ids, not on what the planner believed.
 """
 from __future__ import annotations
 
@@ -51,17 +52,10 @@ class GraphSuiteConfig:
     llm: str = "offline"
     max_steps: int = 40
     timeout: float = 300.0  # seconds per task
-    # standin: the stand-in builds scene_graph itself; robot: as on a real robot, the stand-in is only
-    # camera, pose and skills, and the scene graph node builds scene_graph from perceived_graph
-    layout: str = "standin"
 
     def __post_init__(self) -> None:
         if self.perception not in ("truth", "camera"):
             raise ConceptAgentError(f"perception must be truth or camera, not {self.perception!r}")
-        if self.layout not in ("standin", "robot"):
-            raise ConceptAgentError(f"layout must be standin or robot, not {self.layout!r}")
-        if self.layout == "robot" and self.perception != "camera":
-            raise ConceptAgentError("the robot layout sees through the perception node: use perception camera")
         if self.detector not in DETECTORS:
             raise ConceptAgentError(f"the stand-in's camera is seen by {' or '.join(DETECTORS)}, not {self.detector!r}")
 
@@ -101,7 +95,7 @@ def options_nodes(options: GraphOptions) -> list[str]:
     names = ["robot stand-in", "planner"]
     if options.perception is not None:
         names.append("perception")
-    if options.scene_graph is not None:
+    if options.scene_graph_node() is not None:
         names.append("scene graph")
     return names
 
@@ -150,12 +144,9 @@ def run_graph_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Tex
     episodes: list[GraphEpisode] = []
     with tempfile.TemporaryDirectory() as folder, reserved_domain() as reserved:
         context = init_context(domain_id if domain_id is not None else reserved)
-        robot_layout = config.layout == "robot"
-        options = GraphOptions(robot={"scene": tasks[0].scene, "perception": config.perception,
-                                      "publish_scene_graph": not robot_layout},
+        options = GraphOptions(robot={"scene": tasks[0].scene, "perception": config.perception},
                                planner={"planner": config.planner, "llm": config.llm},
-                               perception=_perception_parameters(config, tasks, Path(folder)) if camera else None,
-                               scene_graph={"map": tasks[0].scene} if robot_layout else None)
+                               perception=_perception_parameters(config, tasks, Path(folder)) if camera else None)
         stream.write(f"Bringing up the graph ({', '.join(options_nodes(options))}) "
                      f"on ROS_DOMAIN_ID={domain_id if domain_id is not None else reserved}\n")
         graph = bring_up(options, context=context)
@@ -219,7 +210,7 @@ def summary_markdown(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig,
     passed = sum(e.success for e in episodes)
     seeing = (f"the perception node ({config.detector} detector) fusing the stand-in's camera"
               if config.perception == "camera" else "the stand-in's ground-truth scene graph")
-    if config.layout == "robot":
+    if config.perception == "camera":
         seeing += (", with scene_graph built by the scene graph node from perceived_graph, the robot's pose and "
                    "the skills' outcomes, as on a real robot")
     lines = [f"# The {suite} suite through the ROS graph", "",
@@ -238,7 +229,7 @@ def summary_markdown(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig,
 
 def write_results(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, suite: str, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"ros_suite_{suite}_{config.perception}" + ("_robot_layout" if config.layout == "robot" else "")
+    stem = f"ros_suite_{suite}_{config.perception}"
     md, table = out / f"{stem}.md", out / f"{stem}.csv"
     write_atomic(md, summary_markdown(episodes, config, suite))
     rows = [asdict(e) | {"unmet": "; ".join(e.unmet)} for e in episodes]

@@ -1,0 +1,82 @@
+"""Which of the world's things a perceived id means, for the embedded robot with a camera
+(sim/perceiving_robot.py) and the ROS robot stand-in alike: one class, so both paths resolve the
+same way.
+
+Perception names what it fuses (`fridge_2`); a skill call names those ids; the simulator acts on its
+own things. A perceived thing is the one the oracle named, else the nearest thing of its kind to
+where it was seen. An id the planner took from an earlier observation may since have been fused
+into another (two views of one fridge, the younger name dropped): it still means the thing where
+it was last seen. Only such ids: a held thing is not in the map either, and where it was last seen
+(beside another of its kind, perhaps) no longer says which one it is.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from conceptagent_ros.sim.household_geometry import Box
+from conceptagent_ros.sim.world import World
+from conceptagent_ros.skills.contract import SkillCall
+
+
+@dataclass(frozen=True)
+class PerceivedThing:
+    """What perception says of one object, whoever perceived it (the map here, the perception node
+    over ROS): enough to tell the agent, and to find the world's thing a skill call means."""
+
+    id: str
+    label: str
+    centre: tuple[float, float, float]  # of its box
+    top: float
+    parent: str | None = None
+    state: dict[str, bool] = field(default_factory=dict)
+    hint: str | None = None  # the simulator's id, where an oracle gave one
+
+
+def resolve(world: World, boxes: Mapping[str, Box], thing: PerceivedThing | None, name: str) -> str:
+    """The world's thing a perceived object is: the one the oracle named, else the nearest thing
+    of the same kind to its box centre. Rooms and unknown names pass through."""
+    if name in world.scene.rooms or thing is None:
+        return name
+    if thing.hint:
+        return thing.hint
+    same = [o for o in world.scene.objects.values() if o.category == thing.label.replace(" ", "_") and o.id in boxes]
+    if not same:
+        return name
+    return min(same, key=lambda o: math.dist(boxes[o.id].center, thing.centre)).id
+
+
+class PerceivedIdResolver:
+    """Resolves skill arguments named by perception to the world's things; remembers every perceived
+    id where it was last seen (`remember`), so an id fused away since still means that thing."""
+
+    def __init__(self, world: World, boxes: Callable[[], Mapping[str, Box]]):
+        self.world = world
+        self.boxes = boxes  # where the simulator's things are now (the camera's layout)
+        self.remembered: dict[str, PerceivedThing] = {}
+
+    def remember(self, things: Iterable[PerceivedThing]) -> None:
+        self.remembered.update((t.id, t) for t in things)
+
+    def forget_all(self) -> None:
+        self.remembered.clear()
+
+    def thing_of(self, thing: PerceivedThing) -> str:
+        return resolve(self.world, self.boxes(), thing, thing.id)
+
+    def not_held(self, things: Iterable[PerceivedThing]) -> list[PerceivedThing]:
+        """What perception shows, less what the gripper holds (the map may still show it where it was)."""
+        held = self.world.robot.holding
+        return [t for t in things if held is None or self.thing_of(t) != held]
+
+    def resolve_name(self, name: str, current: Mapping[str, PerceivedThing]) -> str:
+        thing = current.get(name)
+        if thing is None and name not in self.world.scene.objects:
+            thing = self.remembered.get(name)
+        return resolve(self.world, self.boxes(), thing, name)
+
+    def resolve_call(self, call: SkillCall, current: Iterable[PerceivedThing]) -> SkillCall:
+        """`call` with every argument the world's thing it means."""
+        by_id = {t.id: t for t in current}
+        return SkillCall(call.skill, tuple(self.resolve_name(a, by_id) for a in call.args))
