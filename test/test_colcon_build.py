@@ -47,10 +47,11 @@ def test_colcon_build_installs_a_complete_package(tmp_path):
         assert path.is_file() and os.access(path, os.X_OK), executable
     share = install / "share" / "conceptagent_ros"
     for name in ("launch/conceptagent.launch.py", "launch/embedded.launch.py", "rviz/conceptagent.rviz",
-                 "config/skills.yaml", "config/ros/robot.yaml", "config/ros/embedded.yaml", "package.xml"):
+                 "config/skills.yaml", "config/ros/robot.yaml", "config/ros/embedded.yaml", "package.xml",
+                 "data/eai_virtualhome/pddl/virtualhome.pddl"):
         assert (share / name).is_file(), name
     package = install / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "conceptagent_ros"
-    for name in ("cli.py", "ros/planner_node.py", "planning/agent.py", "msg/__init__.py", "action/__init__.py",
+    for name in ("cli/main.py", "ros/planner_node.py", "planning/agent.py", "msg/__init__.py", "action/__init__.py",
                  "srv/__init__.py"):
         assert (package / name).is_file(), name
     assert (package / "__init__.py").read_text().strip() == ""
