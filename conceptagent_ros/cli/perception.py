@@ -164,7 +164,7 @@ def cmd_perception_bench(args: argparse.Namespace) -> int:
     if args.frames < 1 or args.masks < 2:
         raise ConfigError("--frames must be >= 1 and --masks >= 2")
     try:
-        from conceptagent_ros.perception import fusion_bench
+        from conceptagent_ros.evaluation import fusion_bench
     except ImportError as e:
         raise _missing_perception(e) from e
     fusion_bench.run(args.frames, args.masks)

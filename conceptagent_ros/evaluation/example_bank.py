@@ -25,7 +25,7 @@ def record_plans(tasks: Sequence[Task], stream: TextIO | None = None) -> list[di
             if report.executed and report.record.success and report.record.call is not None:
                 executed.append(str(report.record.call))
 
-        result = run_episode(EpisodeSpec.of(task.instruction, task.scene, task.goal, "react", "offline",
+        result = run_episode(EpisodeSpec.of(task.instruction, scene=task.scene, goal=task.goal, planner="react", llm="offline",
                                          max_steps=task.max_steps or 40, task_id=task.id), on_step=keep)
         stream.write(f"[{i}/{len(tasks)}] {task.id}: {'ok' if result.success else 'FAILED, left out'}\n")
         if result.success:
