@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TextIO
 
-from conceptagent_ros.llm.spec import LLMSpec
+from conceptagent_ros.llm.spec import parse_llm_spec
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.planners import PlannerSpec, build_planner
@@ -81,7 +81,7 @@ def measure(planner: str = "mcts:expansions=20", objects: int = 200, decisions: 
     world = World(scene, seed=0, skills=skills)
     domain = cached_domain(load_predicates(), skills, domain_types(scene))
     spec = PlannerSpec.parse(planner)
-    proposer = build_planner(spec, LLMSpec("simulated", "0"), domain, skills).proposer
+    proposer = build_planner(spec, parse_llm_spec("simulated:0"), domain, skills).proposer
     graph = SceneGraph(scene.rooms, world.robot)
     graph.integrate(world.observe(), 0)
     goal = Goal.parse(domain, goal_text, world.state().types)

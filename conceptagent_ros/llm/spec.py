@@ -36,9 +36,10 @@ class LLMSpec:
 
     @property
     def simulated(self) -> SimulatedProfile:
-        if self.profile is None:
+        """The simulated model's profile: as parsed, or resolved now for a spec built by hand."""
+        if self.kind != "simulated":
             raise ConceptAgentError(f"--llm {self} is not a simulated model")
-        return self.profile
+        return self.profile if self.profile is not None else simulated_profile(self.model)
 
 
 def parse_llm_spec(text: str) -> LLMSpec:

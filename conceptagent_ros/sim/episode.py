@@ -77,8 +77,9 @@ def world_realism(spec: EpisodeSpec, llm: LLMSpec) -> WorldRealism:
     """The episode's choice of world: its own setting, else the simulated profile's `world`."""
     if spec.realism is not None:
         return spec.realism
-    if llm.profile is not None:
-        return WorldRealism.from_settings(llm.profile.world_settings, f"simulated profile '{llm.profile.name}' world")
+    if llm.kind == "simulated":
+        profile = llm.simulated
+        return WorldRealism.from_settings(profile.world_settings, f"simulated profile '{profile.name}' world")
     return WorldRealism()
 
 
