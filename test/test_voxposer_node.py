@@ -165,7 +165,12 @@ def test_pose_topic_controller_drives_an_arm_from_the_scene_graph(ros_context):
         assert steps.max() < 0.02  # at 0.5 m/s and 100 Hz each set-point is <= 5 mm from the last (+ waypoint rounding)
         # the arm's own controller may still be closing the last few millimetres when the result comes
         wait_until(lambda: np.linalg.norm(arm.target - arm.position) < 1e-3, 5.0, "the arm reaching its last set-point")
-        assert np.linalg.norm(arm.position[:2] - np.array([0.6, 0.15])) < 0.03 and 0.03 < arm.position[2] < 0.15
+        # 10 cm above the 4 cm block's top: z 0.14, where the executor stops within reach_voxels of the
+        # target voxel (a voxel's rounding on top); under load the last replan may stop at that edge
+        from conceptagent_ros.voxposer.executor import VoxPoserOptions
+
+        z_slack = (VoxPoserOptions().reach_voxels + 1) * float(node.grid.resolution[2])
+        assert np.linalg.norm(arm.position[:2] - np.array([0.6, 0.15])) < 0.03 and 0.03 < arm.position[2] < 0.14 + z_slack
     finally:
         executor.shutdown(timeout_sec=1.0)
         for n in (node, client_node, arm.node):
