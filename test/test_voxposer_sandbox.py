@@ -49,6 +49,9 @@ REFUSED = {
     "with": "with open('/tmp/x') as f:\n    pass",
     "socket by name": "ret_val = socket.socket()",
     "decorator": "@detect\ndef f():\n    pass",
+    "match class pattern reads a dunder": "match 1:\n    case int(__class__=c):\n        ret_val = c",
+    "match class pattern hands out str.format": "match '':\n    case str(format=f):\n        ret_val = f('{0.__class__}', 1)",
+    "match class pattern, positional": "match detect('blue block'):\n    case dict(x):\n        ret_val = x",
     "syntax error": "ret_val = (",
     "not text": None,
 }
@@ -110,6 +113,34 @@ def test_memory_bombs_are_stopped(sandbox, bomb):
         evaluate(sandbox, bomb)
     assert err.value.kind == "memory"
     assert evaluate(sandbox, "ret_val = get_empty_affordance_map()")["affordance"].shape == (100, 100, 100)
+
+
+def test_match_statements_without_class_patterns_still_run(sandbox):
+    maps = evaluate(sandbox, "m = get_empty_affordance_map()\nmatch 2:\n    case 1:\n        m[0, 0, 0] = 1\n"
+                             "    case 2 | 3:\n        m[1, 1, 1] = 1\nret_val = m")
+    assert maps["affordance"][1, 1, 1] == 1 and maps["affordance"][0, 0, 0] == 0
+
+
+def test_a_print_loop_is_cut_and_says_so(capfd):
+    """Output is bounded in lines and bytes per request; the program is stopped by that bound (kind
+    output, not the time limit's timeout) and the error says the output was cut."""
+    from conceptagent_ros.voxposer.sandbox import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES
+
+    with Sandbox(WORKER_RUNNER, SandboxLimits(timeout_s=1.5, memory_bytes=512 << 20)) as sandbox:  # its stderr is captured
+        _cut_print_loops(sandbox, capfd, MAX_OUTPUT_LINES, MAX_OUTPUT_BYTES)
+
+
+def _cut_print_loops(sandbox, capfd, max_lines, max_bytes):
+    for loop in ("while True:\n    print('x')",  # many short lines
+                 "while True:\n    print('y' * 400)"):  # few long ones: the byte bound
+        with pytest.raises(SandboxError) as err:
+            evaluate(sandbox, loop)
+        assert err.value.kind == "output" and "cut" in str(err.value)
+    printed = capfd.readouterr().err
+    assert printed.count("[sandbox: output cut") == 2
+    assert len(printed.encode()) < 2 * (max_bytes + 1000) and printed.count("\n") < 2 * (max_lines + 5)
+    # a fresh budget for the next request: a few lines are fine
+    assert evaluate(sandbox, "print('ok')\nret_val = get_empty_affordance_map()")["affordance"].shape == (100, 100, 100)
 
 
 def test_a_raising_program_is_explained_with_its_line(sandbox):

@@ -12,7 +12,9 @@ program must first pass `check_program`:
   are all outside it;
 - no call of open / exec / eval / compile / getattr / setattr / globals / vars / ... (they are
   not in the builtins handed in either);
-- no assignment to attributes (nothing the API hands in can be patched).
+- no assignment to attributes (nothing the API hands in can be patched);
+- no class patterns in `match` statements (they read attributes by name, unseen by the above);
+- print() is bounded per run (lines and bytes): past the bound the program stops, and says so.
 NumPy is handed in as `np`, a namespace of chosen functions rather than the module (the module
 reaches `np.load`, `np.ctypeslib`, `np.lib`, ...).
 
@@ -88,7 +90,7 @@ MAX_SOURCE_CHARS = 20_000
 class SandboxError(ConceptAgentError):
     """A program was refused, raised, ran too long, used too much memory, or returned garbage.
 
-    `kind` is one of rejected, raised, timeout, memory, crashed, bad_result; str(error) is one
+    `kind` is one of rejected, raised, timeout, memory, output, crashed, bad_result; str(error) is one
     paragraph meant to go back to the LLM as feedback."""
 
     def __init__(self, kind: str, message: str) -> None:
@@ -123,6 +125,14 @@ def check_program(source: str, provided_names: frozenset[str] | set[str] = froze
                 raise SandboxError("rejected", f"line {line}: attribute '.{node.attr}' is not available in map programs")
             if isinstance(node.ctx, (ast.Store, ast.Del)):
                 raise SandboxError("rejected", f"line {line}: assigning to attributes ('.{node.attr} = ...') is not allowed")
+        elif isinstance(node, ast.MatchClass):
+            # A class pattern reads attributes by name without an ast.Attribute node: its keywords
+            # (`case int(__class__=c)`, `case str(format=f)`: a bound str.format walks attributes in
+            # its format string) and, for positional sub-patterns, whatever the class's
+            # __match_args__ names. No map program needs one: refused whole.
+            named = ", ".join(node.kwd_attrs)
+            raise SandboxError("rejected", f"line {line}: class patterns in match statements are not allowed"
+                                           + (f" (they read attributes by name: {named})" if named else ""))
         elif isinstance(node, ast.FunctionDef) and node.decorator_list:
             raise SandboxError("rejected", f"line {line}: decorators are not allowed")
         elif isinstance(node, ast.arg) and node.arg.startswith("_"):
@@ -130,16 +140,42 @@ def check_program(source: str, provided_names: frozenset[str] | set[str] = froze
     return tree
 
 
-def _safe_print(*args: Any, **_: Any) -> None:
-    """print() inside the sandbox: kept short, written to the worker's stderr."""
-    import sys
-    sys.stderr.write(" ".join(str(a) for a in args)[:500] + "\n")
+MAX_OUTPUT_LINES = 200
+MAX_OUTPUT_BYTES = 20_000
+
+
+class OutputBudget:
+    """print() inside the sandbox: each call kept short and written to the worker's stderr, all the
+    output of one request (a program and the programs it calls) bounded in lines and bytes. Past
+    either bound the output is cut and the program stopped with a SandboxError that says so (a
+    print loop would otherwise pour megabytes into the caller's terminal until the time limit)."""
+
+    def __init__(self, lines: int = MAX_OUTPUT_LINES, size: int = MAX_OUTPUT_BYTES) -> None:
+        self.lines, self.size = lines, size
+        self.reset()
+
+    def reset(self) -> None:
+        self.used_lines, self.used_bytes = 0, 0
+
+    def print(self, *args: Any, **_: Any) -> None:
+        text = " ".join(str(a) for a in args)[:500] + "\n"
+        self.used_lines += text.count("\n")
+        self.used_bytes += len(text.encode("utf-8", "replace"))
+        if self.used_lines > self.lines or self.used_bytes > self.size:
+            sys.stderr.write(f"[sandbox: output cut after {self.lines} lines or {self.size} bytes]\n")
+            raise SandboxError("output", f"the program printed more than {self.lines} lines or {self.size} bytes; "
+                                         "its output was cut there and the program stopped (a map program returns "
+                                         "its result in ret_val; print a few lines at most)")
+        sys.stderr.write(text)
+
+
+OUTPUT = OutputBudget()  # the worker resets it for each request
 
 
 def safe_builtins() -> dict[str, Any]:
     import builtins
     table = {name: getattr(builtins, name) for name in SAFE_BUILTIN_NAMES if hasattr(builtins, name)}
-    table["print"] = _safe_print
+    table["print"] = OUTPUT.print
     return table
 
 
@@ -178,6 +214,7 @@ def _worker_main(conn: Connection, runner_path: str, memory_bytes: int) -> None:
         except (EOFError, OSError):
             return
         source, name, payload = request
+        OUTPUT.reset()
         try:
             tree = check_program(source)  # checked again here: the worker trusts no caller
             reply: tuple[str, Any] = ("ok", runner(tree, name, payload))
