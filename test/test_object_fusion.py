@@ -51,6 +51,20 @@ def test_two_views_of_one_table_fuse_into_one_object() -> None:
     assert box.extent[0] == pytest.approx(1.2, abs=0.03)
 
 
+def test_an_id_fused_into_another_object_is_kept_as_its_alias() -> None:
+    """Both ends of a table seen apart are two tables until a view of the whole joins them: the
+    younger id then names the kept one (a planner may hold it from an earlier graph)."""
+    table = box_surface((0, 0, 0.4), (1.2, 0.6, 0.8))
+    m = ObjectMap()
+    m.integrate([det("table", table[table[:, 0] < -0.35])])
+    m.integrate([det("table", table[table[:, 0] > 0.35])])
+    assert sorted(m.objects) == ["table_1", "table_2"] and m.aliases == {}
+    stats = m.integrate([det("table", table)])
+    assert sorted(m.objects) == ["table_1"] and stats.merged == [("table_1", "table_2")]
+    assert m.aliases == {"table_2": "table_1"}
+    assert m.resolve("table_2") == "table_1" and m.resolve("table_1") == "table_1" and m.resolve("sofa_9") == "sofa_9"
+
+
 def test_two_cups_side_by_side_stay_two_objects() -> None:
     m = ObjectMap()
     m.integrate([det("cup", box_surface((0, 0, 0.05), (0.08, 0.08, 0.1))),

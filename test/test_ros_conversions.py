@@ -111,3 +111,21 @@ def test_scene_markers_cover_every_object_and_clear_stale_ones():
     boxes = [m for m in array.markers if m.ns == "objects"]
     labels = {m.text.split(" ")[0] for m in array.markers if m.ns == "labels"}
     assert len(boxes) == len(observation.objects) and labels == {o.id for o in observation.objects}
+
+
+def test_perceived_graph_states_the_ids_perception_fused_away():
+    from test_object_fusion import box_surface, det
+
+    from conceptagent_ros.perception.fusion import ObjectMap
+    from conceptagent_ros.ros.conversions.perception import map_to_graph_msg
+    from conceptagent_ros.ros.conversions.scene import aliases_of, resolve_alias
+
+    table = box_surface((0, 0, 0.4), (1.2, 0.6, 0.8))
+    m = ObjectMap()
+    m.integrate([det("table", table[table[:, 0] < -0.35])])
+    m.integrate([det("table", table[table[:, 0] > 0.35])])
+    m.integrate([det("table", table)])
+    graph = map_to_graph_msg(m, Time(), "map")
+    assert [o.id for o in graph.objects] == ["table_1"]
+    assert aliases_of(graph) == {"table_2": "table_1"}
+    assert resolve_alias(graph, "table_2") == "table_1" and resolve_alias(None, "table_2") == "table_2"

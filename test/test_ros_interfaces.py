@@ -24,7 +24,8 @@ def test_interface_parses(path):
     parts = sections(path)
     assert len(parts) == expected
     for i, text in enumerate(parts):
-        for own in ("SkillCall", "PlanStep", "SceneObject", "SceneRelation", "Room", "RobotState", "SceneGraph"):
+        for own in ("SkillCall", "PlanStep", "SceneObject", "SceneRelation", "Room", "RobotState", "SceneGraph",
+                    "ObjectAlias"):
             text = re.sub(rf"^{own}(\[\])? ", rf"conceptagent_ros/msg/{own}\1 ", text, flags=re.M)
         types = get_types_from_msg(text, f"conceptagent_ros/msg/{path.stem}Part{i}")
         assert types

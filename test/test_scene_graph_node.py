@@ -111,7 +111,10 @@ def robot_side(ros_context):
     test = Node("robot_side_test", namespace="r", context=ros_context)
     group = ReentrantCallbackGroup()
 
+    received: list[tuple[str, ...]] = []  # the calls the manipulation stack was sent
+
     def succeed(goal_handle):
+        received.append((goal_handle.request.call.skill, *goal_handle.request.call.args))
         goal_handle.succeed()
         return ExecuteSkill.Result(success=True)
 
@@ -149,7 +152,7 @@ def robot_side(ros_context):
         perceived_pub.publish(msg)
 
     yield type("Rig", (), dict(test=test, graphs=graphs, forgotten=forgotten, publish_world=staticmethod(publish_world),
-                               room=kitchen.id, node=graph_node))
+                               room=kitchen.id, node=graph_node, perceived=msg, received=received))
     executor.shutdown(timeout_sec=1.0)
     for server in servers:
         server.destroy()
@@ -219,3 +222,55 @@ def test_the_robot_params_file_names_only_parameters_the_node_declares(ros_conte
         declared = {n for n in node._parameters if n != "use_sim_time"}
         assert given <= declared, f"{name}: unknown parameters {given - declared}"
         node.destroy_node()
+
+
+def test_an_id_perception_fused_away_still_names_its_object_for_every_skill(robot_side):
+    """Perception fused fridge_2 into fridge_1 after the planner took fridge_2 from an earlier graph:
+    the scene graph carries the alias, robot_skills sends the manipulation stack fridge_1, and the
+    skill's outcome is recorded on fridge_1 (issue 24, section 5)."""
+    from rclpy.action import ActionClient
+
+    from conceptagent_ros.action import ExecuteSkill
+    from conceptagent_ros.msg import ObjectAlias
+    from conceptagent_ros.msg import SkillCall as SkillCallMsg
+
+    rig = robot_side
+    rig.perceived.aliases = [ObjectAlias(id="fridge_2", same_as="fridge_1")]
+    wait_until(lambda: rig.node.perceived is not None or (rig.publish_world() and False), 10.0, "perceived graph received")
+    rig.publish_world()
+    wait_until(lambda: any([(a.id, a.same_as) for a in g.aliases] == [("fridge_2", "fridge_1")] for g in rig.graphs),
+               5.0, "a scene graph carrying perception's alias")
+    client = ActionClient(rig.test, ExecuteSkill, "skills/open")
+    assert client.wait_for_server(timeout_sec=5.0)
+    handle = wait_future(client.send_goal_async(ExecuteSkill.Goal(call=SkillCallMsg(skill="open", args=["fridge_2"]))))
+    result = wait_future(handle.get_result_async(), 10.0).result
+    assert result.success, result.error_msg
+    assert rig.received == [("open", "fridge_1")]
+    finished = result.finished.sec * 10**9 + result.finished.nanosec
+    wait_until(lambda: any(g.header.stamp.sec * 10**9 + g.header.stamp.nanosec >= finished for g in rig.graphs),
+               5.0, "a scene graph after the skill")
+    after = next(g for g in rig.graphs if g.header.stamp.sec * 10**9 + g.header.stamp.nanosec >= finished)
+    assert "open" in next(o for o in after.objects if o.id == "fridge_1").state
+    assert "fridge_2" not in {o.id for o in after.objects}
+
+
+def test_navigation_goes_to_the_object_a_fused_away_id_joined():
+    from ros_helpers import require_ros
+
+    require_ros()
+    from conceptagent_ros.msg import ObjectAlias, SceneGraph
+    from conceptagent_ros.msg import SceneObject as SceneObjectMsg
+    from conceptagent_ros.ros.robot_skills_node import navigation_goal
+
+    graph = SceneGraph()
+    fridge = SceneObjectMsg(id="fridge_1", label="fridge")
+    fridge.pose.position.x, fridge.pose.position.y, fridge.pose.orientation.w = 4.0, 1.0, 1.0
+    fridge.size.x = fridge.size.y = 0.8
+    graph.objects.append(fridge)
+    assert isinstance(navigation_goal(SkillCall("navigate_to", ("fridge_2",)), graph, 0.5, "map"), str)  # unknown id
+    graph.aliases = [ObjectAlias(id="fridge_2", same_as="fridge_1")]
+    goal = navigation_goal(SkillCall("navigate_to", ("fridge_2",)), graph, 0.5, "map")
+    direct = navigation_goal(SkillCall("navigate_to", ("fridge_1",)), graph, 0.5, "map")
+    assert not isinstance(goal, str) and not isinstance(direct, str)
+    assert (goal.pose.position.x, goal.pose.position.y) == (direct.pose.position.x, direct.pose.position.y)
+

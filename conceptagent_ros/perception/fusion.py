@@ -187,6 +187,9 @@ class ObjectMap:
     def __init__(self, config: FusionConfig = FusionConfig()):
         self.config = config
         self.objects: dict[str, MapObject] = {}
+        # ids fused into another object -> the one they joined (fridge_2 -> fridge_1): a planner or
+        # skill that took the old id from an earlier graph still names that object
+        self.aliases: dict[str, str] = {}
         self._next_index: Counter[str] = Counter()
         self.latest_stamp = -math.inf
         self.frames = 0
@@ -367,6 +370,11 @@ class ObjectMap:
         keep.first_seen = min(keep.first_seen, gone.first_seen)
         keep.last_seen = max(keep.last_seen, gone.last_seen)
         del self.objects[gone.id]
+        for old, into in self.aliases.items():  # earlier names of the absorbed object follow it
+            if into == gone.id:
+                self.aliases[old] = keep.id
+        self.aliases[gone.id] = keep.id
+        self.aliases.pop(keep.id, None)  # a live id is nobody's alias
 
     def _count_misses(self, frame: Frame, seen: set[str]) -> list[str]:
         """An object that no detection matched is missed when the camera sees through its place: the
@@ -399,6 +407,10 @@ class ObjectMap:
                 del self.objects[obj.id]
                 removed.append(obj.id)
         return removed
+
+    def resolve(self, object_id: str) -> str:
+        """The id of the object `object_id` names now: itself, or the object it was fused into."""
+        return self.aliases.get(object_id, object_id)
 
     # -- changes the robot makes ----------------------------------------------------------------
     def remove(self, object_id: str) -> MapObject | None:

@@ -33,8 +33,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.msg import SkillCall as SkillCallMsg
 from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
-from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position
+from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position, resolve_alias
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.geometry import approach_pose
@@ -52,7 +53,7 @@ def navigation_goal(call: SkillCall, graph: SceneGraph | None, standoff: float, 
         return f"{call}: navigate_to takes one target"
     if graph is None:
         return f"{call}: no scene graph received yet, so {call.args[0]} cannot be located"
-    target = call.args[0]
+    target = resolve_alias(graph, call.args[0])  # an id perception has since fused into another object
     robot = pose_position(graph.robot.pose)
     goal = PoseStamped()
     goal.header.frame_id = graph.header.frame_id or frame
@@ -187,7 +188,9 @@ class RobotSkillsNode(Node):
             return self._end(goal_handle, SkillOutcome(
                 call, False, f"{call} not executed: the manipulation server {client._action_name} is not running",
                 "unavailable"))
-        sent = client.send_goal_async(ExecuteSkill.Goal(call=goal_handle.request.call),
+        # the manipulation server is sent ids of the current graph (a fused-away id as what it joined)
+        forwarded = SkillCallMsg(skill=call.skill, args=[resolve_alias(self._graph, a) for a in call.args])
+        sent = client.send_goal_async(ExecuteSkill.Goal(call=forwarded),
                                       feedback_callback=lambda m: goal_handle.publish_feedback(m.feedback))
         handle = self._wait(sent, self.get_parameter("server_wait").value, goal_handle)
         if handle is None or not handle.accepted:

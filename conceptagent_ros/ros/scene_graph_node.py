@@ -7,10 +7,10 @@ Subscribes:  perceived_graph (conceptagent_ros/SceneGraph)   the perception node
              robot_pose (geometry_msgs/PoseStamped or nav_msgs/Odometry; pose_source topic), or TF
              world_frame -> base_frame (pose_source tf, where tf2_ros is installed)
 Publishes:   scene_graph (conceptagent_ros/SceneGraph)       at publish_rate and just after every recorded
-             skill, once the first perceived_graph has come (none before: an empty graph would say
-             "nothing here" before the robot has looked) -- what the planner and robot_skills read
-             (not per perceived graph: a camera-rate graph of every object would cost more to send
-             than the planner gains)
+             skill, with perception's aliases (ids fused into other objects, which skills resolve);
+             none before the first perceived_graph (an empty graph would say "nothing here" before
+             the robot has looked) -- what the planner and robot_skills read (not per perceived
+             graph: a camera-rate graph of every object would cost more to send than the planner gains)
              perception/forget (std_msgs/String)            what the gripper took, so the map lets it go
 Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
              record_skill_outcome (conceptagent_ros/RecordSkillOutcome): robot_skills calls it as each
@@ -37,13 +37,20 @@ from std_srvs.srv import Trigger
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
-from conceptagent_ros.ros.conversions.scene import graph_to_msg, pose_position, pose_yaw, scene_object_from_msg
+from conceptagent_ros.ros.conversions.scene import (
+    graph_to_msg,
+    pose_position,
+    pose_yaw,
+    resolve_alias,
+    scene_object_from_msg,
+)
 from conceptagent_ros.ros.conversions.skills import call_from_msg
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.graph import derive_symbolic_state
 from conceptagent_ros.scene.model import Room
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.robot_memory import SkillMemory, assemble_observation
+from conceptagent_ros.skills.contract import SkillCall
 from conceptagent_ros.srv import GetSceneGraph, RecordSkillOutcome
 
 RECORD_PUBLISH_DELAY_S = 0.03
@@ -160,8 +167,11 @@ class SceneGraphNode(Node):
         self._pose_from_tf()
         with self._lock:
             observation = self._observation()
-            return graph_to_msg(observation, self.rooms, self._vocabulary(), self.get_clock().now().to_msg(),
-                                self.get_parameter("world_frame").value, self.yaw)
+            msg = graph_to_msg(observation, self.rooms, self._vocabulary(), self.get_clock().now().to_msg(),
+                               self.get_parameter("world_frame").value, self.yaw)
+            if self.perceived is not None:  # ids perception fused away, for whoever holds them
+                msg.aliases = list(self.perceived.aliases)
+            return msg
 
     def publish_graph(self) -> None:
         # Nothing until perception has spoken (at start and after a reset): an empty graph would tell
@@ -191,6 +201,8 @@ class SceneGraphNode(Node):
     def _record(self, request: RecordSkillOutcome.Request,
                 response: RecordSkillOutcome.Response) -> RecordSkillOutcome.Response:
         call = call_from_msg(request.call)
+        with self._lock:  # what a fused-away id names now: the skill acted on that object
+            call = SkillCall(call.skill, tuple(resolve_alias(self.perceived, a) for a in call.args))
         if not request.success:
             response.recorded, response.message = True, f"{call} failed: nothing changed"
             return response

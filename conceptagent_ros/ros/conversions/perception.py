@@ -18,7 +18,7 @@ from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.perception.map_io import label_colour
 from conceptagent_ros.perception.relations3d import spatial_relations
 from conceptagent_ros.perception.ros_images import numpy_to_image_fields
-from conceptagent_ros.ros.conversions.scene import pose_msg
+from conceptagent_ros.ros.conversions.scene import aliases_to_msg, pose_msg
 from conceptagent_ros.scene.loader import category_defaults
 
 
@@ -90,6 +90,7 @@ def map_to_graph_msg(object_map: ObjectMap, stamp: Time, frame_id: str, vocabula
         graph.objects.append(msg)
     graph.relations = [SceneRelation(subject=r.subject, predicate=r.relation, object=r.object) for r in relations]
     graph.vocabulary = list(vocabulary)
+    graph.aliases = aliases_to_msg(object_map.aliases)
     return graph
 
 

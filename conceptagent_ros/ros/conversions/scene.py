@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose
 
+from conceptagent_ros.msg import ObjectAlias, SceneRelation
 from conceptagent_ros.msg import RobotState as RobotStateMsg
 from conceptagent_ros.msg import Room as RoomMsg
 from conceptagent_ros.msg import SceneGraph as SceneGraphMsg
 from conceptagent_ros.msg import SceneObject as SceneObjectMsg
-from conceptagent_ros.msg import SceneRelation
 from conceptagent_ros.scene.geometry import nominal_size, quaternion_to_yaw, yaw_to_quaternion
 from conceptagent_ros.scene.model import RobotState, Room, SceneObject
 from conceptagent_ros.scene.observation import Observation
@@ -136,3 +136,19 @@ def graph_from_msg(msg: SceneGraphMsg) -> GraphSnapshot:
     stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
     return GraphSnapshot(observation, {r.id: room_from_msg(r) for r in msg.rooms}, frozenset(msg.vocabulary),
                          stamp_ns, msg.header.frame_id)
+
+
+def aliases_to_msg(aliases: Mapping[str, str]) -> list[ObjectAlias]:
+    return [ObjectAlias(id=old, same_as=now) for old, now in sorted(aliases.items())]
+
+
+def aliases_of(msg: SceneGraphMsg) -> dict[str, str]:
+    """{old id: the object it was fused into} as a scene graph states it."""
+    return {a.id: a.same_as for a in msg.aliases}
+
+
+def resolve_alias(msg: SceneGraphMsg | None, object_id: str) -> str:
+    """The id `object_id` names in this graph: itself, or the object perception fused it into."""
+    if msg is None:
+        return object_id
+    return aliases_of(msg).get(object_id, object_id)
