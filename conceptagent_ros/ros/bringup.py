@@ -40,12 +40,13 @@ class GraphOptions:
     # stand-in's perception=camera needs it (then with the stand-in's scene as its map): it builds
     # scene_graph from perceived_graph, the pose and the skills' outcomes, as on a real robot.
     scene_graph: Mapping[str, Any] | None = None
+    threads: int = 4
 
     def scene_graph_node(self) -> Mapping[str, Any] | None:
+        """The scene graph node's overrides, or None for no node."""
         if self.scene_graph is None and self.with_robot and self.robot.get("perception") == "camera":
             return {"map": self.robot.get("scene", "studio_kitchen")}
         return self.scene_graph
-    threads: int = 4
 
 
 def overrides(values: Mapping[str, Any]) -> list[Parameter]:

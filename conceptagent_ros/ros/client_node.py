@@ -16,17 +16,16 @@ from conceptagent_ros.ros.spin import init_context
 
 
 class ClientNode:
-    """`ClientNode(name, namespace)` makes its own context (on `domain_id` if given); pass a
+    """`ClientNode(name, namespace)` makes its own context (on this process's ROS_DOMAIN_ID); pass a
     `context` to join one that is already up (a graph in this process), which it then leaves alone."""
 
-    def __init__(self, name: str, namespace: str, context: Context | None = None, domain_id: int | None = None,
-                 thread_name: str | None = None):
+    def __init__(self, name: str, namespace: str, context: Context | None = None):
         self.owns_context = context is None
-        self.context = context if context is not None else init_context(domain_id)
+        self.context = context if context is not None else init_context()
         self.node = Node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, name=thread_name or f"{name}-spin", daemon=True)
+        self.thread = threading.Thread(target=self.executor.spin, name=f"{name}-spin", daemon=True)
         self.thread.start()
 
     def stop_spinning(self) -> None:

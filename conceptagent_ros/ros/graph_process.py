@@ -1,5 +1,5 @@
 """Graph processes for commands and benchmarks: a DDS domain of their own, children started on it,
-and stopped the way `ros2 launch` stops them (SIGINT, then a kill if they linger)."""
+and stopped the way `ros2 launch` stops them (one SIGINT, then a kill if they linger)."""
 from __future__ import annotations
 
 import os
@@ -28,11 +28,8 @@ def isolated_domain() -> Iterator[int]:
         yield domain
 
 
-def stop(process: subprocess.Popen[Any], signum: int = signal.SIGINT, timeout: float = STOP_SECONDS) -> None:
-    """Ask the child to end (SIGINT: rclpy's clean shutdown); kill it if it has not within `timeout`."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signum)
+def _reap(process: subprocess.Popen[Any], timeout: float = STOP_SECONDS) -> None:
+    """Wait for a child that was asked to end; kill it if it has not within `timeout`."""
     try:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -49,8 +46,10 @@ def running(commands: Sequence[Sequence[str]], quiet: bool = False,
     try:
         yield children
     finally:
+        # One signal each (a second SIGINT would interrupt a graph's own orderly teardown), all
+        # first, so the children wind down together; then each is waited for or killed
         for child in children:
             if child.poll() is None:
                 child.send_signal(signum)
         for child in children:
-            stop(child, signum)
+            _reap(child)

@@ -47,12 +47,14 @@ import time
 from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, TransformStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sensor_msgs.msg import CameraInfo, Image
@@ -70,6 +72,7 @@ from conceptagent_ros.ros.conversions.scene import graph_to_msg, pose_msg, scene
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver, PerceivedThing
 from conceptagent_ros.sim.perceiving_robot import EmbeddedCamera
 from conceptagent_ros.sim.world import World
@@ -215,7 +218,7 @@ class RobotStandInNode(Node):
         self.create_service(QueryObjects, "query_objects", self._query, callback_group=group)
         self.create_service(Trigger, "reset", self._reset, callback_group=group)
         self.camera: StandInCamera | None = None
-        self.graph_pub = None
+        self.graph_pub: Publisher | None = None
         self._outcomes = None
         self.looked = True  # truth: the world is in view from the start
         if mode == "camera":
@@ -267,8 +270,11 @@ class RobotStandInNode(Node):
     def graph_msg(self) -> SceneGraph:
         """The ground truth in view (perception=truth)."""
         with self._lock:
-            return graph_to_msg(self.world.observe(), self.world.scene.rooms, self.world.scene.categories(),
-                                self.get_clock().now().to_msg(), self.frame, self._yaw)
+            return self._truth_msg(self.world.observe(), self.get_clock().now().to_msg())
+
+    def _truth_msg(self, observation: Observation, stamp: Time) -> SceneGraph:
+        return graph_to_msg(observation, self.world.scene.rooms, self.world.scene.categories(), stamp, self.frame,
+                            self._yaw)
 
     def _publish_markers_if_due(self) -> None:
         if self._markers_due.is_set():
@@ -279,14 +285,17 @@ class RobotStandInNode(Node):
             return
         self._markers_due.clear()
         stamp = self.get_clock().now().to_msg()
-        if self.graph_pub is not None:
-            self.graph_pub.publish(self.graph_msg())
-        with self._lock:
+        graph = None
+        with self._lock:  # one look at the world serves the graph, the pose and the markers
             observation = self.world.observe()
+            if self.graph_pub is not None:
+                graph = self._truth_msg(observation, stamp)
             pose = PoseStamped()
             pose.header.stamp, pose.header.frame_id = stamp, self.frame
             pose.pose = pose_msg(self.world.robot.position, self._yaw)
             markers = scene_markers(observation.objects, self.world.scene.rooms, observation.robot, stamp, self.frame)
+        if graph is not None:
+            self.graph_pub.publish(graph)
         self.pose_pub.publish(pose)
         self.marker_pub.publish(markers)
         if self.tf is not None:

@@ -59,9 +59,6 @@ class PerceivedIdResolver:
     def remember(self, things: Iterable[PerceivedThing]) -> None:
         self.remembered.update((t.id, t) for t in things)
 
-    def forget_all(self) -> None:
-        self.remembered.clear()
-
     def thing_of(self, thing: PerceivedThing) -> str:
         return resolve(self.world, self.boxes(), thing, thing.id)
 

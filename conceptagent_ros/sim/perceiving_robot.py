@@ -80,14 +80,11 @@ class EmbeddedCamera:
         return frames
 
 
-def observation_from(world: World, things: Sequence[PerceivedThing],
-                     known_states: dict[str, dict[str, bool]] | None = None) -> Observation:
+def observation_from(world: World, things: Sequence[PerceivedThing]) -> Observation:
     """The agent's observation from perceived things, the robot's own state (where it is, what its
-    gripper holds, what it searched) and the state its skills left the things they acted on in
-    (`known_states` by the world's ids; default: those of the last skill)."""
+    gripper holds, what it searched) and the state the last skill left the things it acted on in."""
     by_id = {t.id: t for t in things}
-    touched = known_states if known_states is not None else {
-        w: dict(world.scene.objects[w].state) for w in world.touched if w in world.scene.objects}
+    touched = {w: dict(world.scene.objects[w].state) for w in world.touched if w in world.scene.objects}
     objects = []
     for thing in things:
         defaults = category_defaults().get(thing.label.replace(" ", "_"), {})
