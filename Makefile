@@ -34,6 +34,7 @@ run: $(VENV)/.installed
 
 # The ROS tests must not skip here: CONCEPTAGENT_REQUIRE_ROS turns a missing rclpy into a failure.
 test: $(ROS_INTERFACES)
+	tools/ensure_nftables.sh
 	CONCEPTAGENT_REQUIRE_ROS=1 $(PY) -m pytest -q
 
 test-fast: $(ROS_INTERFACES)

@@ -17,7 +17,7 @@ from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, pr
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.terminal import step_lines
 
-SHUTDOWN_SECONDS = 8.0
+SHUTDOWN_SECONDS = 5.0
 
 
 def _needs_ros() -> None:
@@ -35,7 +35,7 @@ ROS_NAMESPACE = "conceptagent"
 
 def add_parsers(sub: Any) -> None:
     """`ros` and `say`: nothing of ROS is imported until one of them runs."""
-    ros = sub.add_parser("ros", help="the ROS 2 graph: up, send, demo, bench, voxposer-bench")
+    ros = sub.add_parser("ros", help="the ROS 2 graph: up, send, demo, bench, suite, soak, voxposer-bench")
     ros_sub = ros.add_subparsers(dest="ros_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -72,11 +72,18 @@ def add_parsers(sub: Any) -> None:
     demo.add_argument("--timeout", type=float, default=300.0)
     demo.set_defaults(func=cmd_demo)
 
-    bench = ros_sub.add_parser("bench", help="ROS overhead against the embedded run; skill action round trip")
+    bench = ros_sub.add_parser("bench", help="ROS overhead against the embedded run; skill action round trip; "
+                                             "with --loss, a task across two hosts on a lossy link")
     bench.add_argument("--scene", default="studio_kitchen")
     bench.add_argument("--instruction", default="put the apple in the fridge")
-    bench.add_argument("--runs", type=int, default=3)
+    bench.add_argument("--runs", type=int, help="runs each way (default 3; 10 with --loss)")
     bench.add_argument("--round-trips", type=int, default=300)
+    bench.add_argument("--loss", type=float, metavar="PERCENT",
+                       help="robot and planner in two network namespaces, PERCENT %% of UDP packets dropped each way "
+                            "(nftables; needs root): wall time of the task at 0 %% and at PERCENT %%, and the ratio")
+    bench.add_argument("--fastdds-defaults", action="store_true",
+                       help="with --loss: Fast DDS's own defaults instead of the shipped profile, for comparison")
+    bench.add_argument("--out", help="with --loss: write ros_loss_<PERCENT>[_fastdds_defaults].md and .csv here")
     bench.set_defaults(func=cmd_bench)
 
     suite = ros_sub.add_parser("suite", help="a task suite through the ROS graph (stand-in, planner node and, with "
@@ -94,6 +101,16 @@ def add_parsers(sub: Any) -> None:
     suite.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
     suite.add_argument("--out", help="write ros_suite_<suite>_<perception>.md and .csv here")
     suite.set_defaults(func=cmd_suite)
+
+    soak = ros_sub.add_parser("soak", help="many tasks back to back through one graph: every task ends, memory, "
+                                           "threads and DDS participants stay flat")
+    soak.add_argument("--tasks", type=int, default=200, help="how many tasks (the suite's, cycled; default 200)")
+    soak.add_argument("--suite", default="easy", help="built-in suite whose tasks are cycled (default easy)")
+    soak.add_argument("--perception", choices=["truth", "camera"], default="camera",
+                      help="camera (default): the perception and scene graph nodes in the loop")
+    soak.add_argument("--timeout", type=float, default=120.0, help="seconds per task")
+    soak.add_argument("--out", help="write ros_soak_<perception>.md and .csv here")
+    soak.set_defaults(func=cmd_soak)
 
     vb = ros_sub.add_parser("voxposer-bench", help="the VoxPoser templates through the trajectory node's action "
                                                    "(node in a child process, judged from PyBullet's ground truth)")
@@ -144,6 +161,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     _needs_ros()
     from conceptagent_ros.ros.bringup import bring_up
 
+    # Ctrl-C and SIGTERM only set an event: a KeyboardInterrupt raised at a random point of the
+    # main thread could land inside the teardown itself.
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     graph = bring_up(_graph_options(args))
     ns = "/" + args.namespace.strip("/")
     names = " + ".join({"robot": "robot stand-in", "planner": "planner"}[n] for n in graph.nodes)
@@ -152,24 +174,28 @@ def cmd_up(args: argparse.Namespace) -> int:
           f"  conceptagent say \"put the apple in the fridge\"\n"
           f"  conceptagent ros send \"put the apple in the fridge\"\n"
           f"Ctrl-C stops it.", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        while not stop.wait(0.2) and graph.alive():
-            pass
-    except KeyboardInterrupt:
+    while not stop.wait(0.2) and graph.alive():
         pass
-    finally:
-        # Tear down in order, but never hang on the way out: a stuck DDS thread must not keep the
-        # robot's terminal (or a launch supervisor) waiting.
-        closer = threading.Thread(target=graph.shutdown, daemon=True)
-        closer.start()
-        closer.join(SHUTDOWN_SECONDS)
-        if closer.is_alive():
-            print(f"conceptagent ros up: shutdown took over {SHUTDOWN_SECONDS:.0f} s; exiting anyway", file=sys.stderr,
-                  flush=True)
-            os._exit(EXIT_OK)
-    return EXIT_OK
+    _leave(graph)
+    return EXIT_OK  # not reached: _leave ends the process
+
+
+def _leave(graph: Any) -> None:
+    """Tear the graph down in order, within SHUTDOWN_SECONDS whatever is in flight, then end the
+    process at once. The interpreter's own exit would join every non-daemon thread (an executor's
+    workers inside a task among them) and run DDS's destructors, either of which can outlast any
+    bound on a loaded machine; a robot's terminal or a launch supervisor must not wait on that."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_FAILED))  # a second Ctrl-C means now
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(EXIT_FAILED))
+    closer = threading.Thread(target=graph.shutdown, daemon=True)
+    closer.start()
+    closer.join(SHUTDOWN_SECONDS)
+    if closer.is_alive():
+        print(f"conceptagent ros up: shutdown took over {SHUTDOWN_SECONDS:.0f} s; exiting anyway", file=sys.stderr,
+              flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_OK)
 
 
 def print_step(step: Any) -> None:
@@ -236,10 +262,39 @@ def cmd_say(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.runs is not None and args.runs < 1:
+        raise ConceptAgentError(f"--runs must be at least 1; got {args.runs}")
     _needs_ros()
+    if args.loss is not None:
+        return _loss_bench(args)
     from conceptagent_ros.ros.bench.graph_overhead import run_overhead_benchmark
 
-    return run_overhead_benchmark(args.scene, args.instruction, args.runs, args.round_trips)
+    return run_overhead_benchmark(args.scene, args.instruction, args.runs or 3, args.round_trips)
+
+
+def _loss_bench(args: argparse.Namespace) -> int:
+    from conceptagent_ros.ros.bench.loss_bench import measure, summarize, summary_table, write_results
+    from conceptagent_ros.ros.dds_profile import OPT_OUT, shipped_profile
+
+    runs = args.runs or 10
+    profile = "Fast DDS's defaults" if args.fastdds_defaults else f"the shipped profile {shipped_profile().name}"
+    print(f"Task {args.instruction!r} on {args.scene}: robot stand-in and planner in two network namespaces, "
+          f"{runs} runs on a clean link and {runs} with {args.loss:g} % of UDP packets dropped each way, "
+          f"interleaved; DDS with {profile}", flush=True)
+    environment = {OPT_OUT: "none"} if args.fastdds_defaults else {}
+    results = measure(args.loss, runs, args.instruction, args.scene, environment)
+    summary = summarize(results, args.loss)
+    print(summary_table(summary, runs))
+    verdict = "meets" if summary.meets_bar() else "misses"
+    print(f"{args.loss:g} % loss: median {summary.median_ratio:.2f}x, worst {summary.worst_ratio:.2f}x the loss-free "
+          f"median; {summary.failures} failed; {verdict} the bar")
+    if args.out:
+        command = f"conceptagent ros bench --loss {args.loss:g} --runs {runs}" + \
+            (" --fastdds-defaults" if args.fastdds_defaults else "")
+        suffix = "_fastdds_defaults" if args.fastdds_defaults else ""
+        for path in write_results(results, summary, Path(args.out), command, suffix):
+            print(f"wrote {path}")
+    return EXIT_OK if summary.meets_bar() else EXIT_FAILED
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
@@ -262,6 +317,26 @@ def cmd_suite(args: argparse.Namespace) -> int:
         for path in write_results(episodes, config, name, Path(args.out)):
             print(f"wrote {path}")
     return EXIT_OK if all(e.success for e in episodes) else EXIT_FAILED
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    if args.tasks < 1:
+        raise ConceptAgentError(f"--tasks must be at least 1; got {args.tasks}")
+    _needs_ros()
+    from conceptagent_ros.evaluation.tasks import load_suite
+    from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig
+    from conceptagent_ros.ros.bench.soak import run_soak, summarize, summary_markdown, write_results
+
+    config = GraphSuiteConfig(perception=args.perception, timeout=args.timeout)
+    command = f"conceptagent ros soak --tasks {args.tasks} --suite {args.suite} --perception {args.perception}"
+    print(f"{args.tasks} tasks of the {args.suite} suite back to back through one graph ({args.perception})", flush=True)
+    samples = run_soak(load_suite(args.suite), args.tasks, config)
+    summary = summarize(samples)
+    print(summary_markdown(summary, config, command))
+    if args.out:
+        for path in write_results(samples, summary, config, Path(args.out), command):
+            print(f"wrote {path}")
+    return EXIT_OK if summary.passed() else EXIT_FAILED
 
 
 def cmd_voxposer_bench(args: argparse.Namespace) -> int:

@@ -22,6 +22,8 @@ from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
 from conceptagent_ros.ros.spin import init_context, make_executor
 
+TASK_STOP_SECONDS = 2.0  # for a canceled task to end its goal before the executors stop
+
 NAMESPACE = "conceptagent"
 
 
@@ -65,7 +67,13 @@ class RosGraph:
         return all(t.is_alive() for t in self.threads)
 
     def shutdown(self) -> None:
-        # Threads out of rclpy first, then nodes, then the context: another order aborts at exit.
+        # A running task first: its thread sits in an executor callback and talks to the robot
+        # through clients that are about to be destroyed. Canceled now, it ends its goal (the
+        # client hears "canceled") and asks the robot to stop the skill while all is still up.
+        planner = self.nodes.get("planner")
+        if isinstance(planner, PlannerNode):
+            planner.stop_tasks(TASK_STOP_SECONDS)
+        # Threads out of rclpy next, then nodes, then the context: another order aborts at exit.
         for executor in self.executors:
             executor.shutdown(timeout_sec=2.0)
         for thread in self.threads:

@@ -308,6 +308,15 @@ class PlannerNode(Node):
         response.feedback = verdict.feedback() if not verdict.feasible else "all preconditions hold"
         return response
 
+    def stop_tasks(self, timeout: float) -> bool:
+        """Cancel the running task, if any, and wait up to `timeout` s for it to end; True if none runs."""
+        with self._lock:
+            running = self._current
+        if running is None:
+            return True
+        running.cancel.set()
+        return running.finished.wait(timeout)
+
     def destroy_node(self) -> None:
         with self._lock:
             if self._current is not None:

@@ -90,6 +90,7 @@ class RosRobot:
         self.clients: dict[str, ActionClient] = {
             name: ActionClient(node, ACTION_TYPES[e.type], e.action) for name, e in self.endpoints.items()}
         self.cancel = threading.Event()
+        self._closed = threading.Event()
         self.last_robot: RobotState | None = None  # as last observed, for markers
         self._latest: SceneGraph | None = None
         self._graph_arrived = threading.Condition()
@@ -138,7 +139,14 @@ class RosRobot:
 
     # -- skills ------------------------------------------------------------------------------------
     def execute(self, call: SkillCall) -> SkillOutcome:
-        return self._execute(call)
+        try:
+            return self._execute(call)
+        except Exception:
+            # Shutting down under a running skill: the clients (or the whole context) may be gone
+            # under this thread. That is a cancel, not a crash; anything else is still raised.
+            if self.cancel.is_set() or self._closed.is_set():
+                return SkillOutcome(call, False, f"{call} canceled: the planner is shutting down", "canceled")
+            raise
 
     def _execute(self, call: SkillCall) -> SkillOutcome:
         endpoint = self.endpoints.get(call.skill)
@@ -197,6 +205,7 @@ class RosRobot:
         return future.result().result
 
     def destroy(self) -> None:
+        self._closed.set()
         self.link.stop_spinning()
         for client in self.clients.values():
             client.destroy()

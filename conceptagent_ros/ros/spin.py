@@ -13,10 +13,14 @@ from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedEx
 from rclpy.signals import SignalHandlerOptions
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.ros.dds_profile import use_shipped_profile
+
+STOP_TASKS_SECONDS = 2.0
 
 
 def run_node(make_node: Callable[[], Any], threads: int = 6, args: list[str] | None = None,
              before_spin: Callable[[Any], None] | None = None) -> None:
+    use_shipped_profile()
     rclpy.init(args=args)
     try:
         node = make_node()
@@ -33,6 +37,10 @@ def run_node(make_node: Callable[[], Any], threads: int = 6, args: list[str] | N
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        # A node running long callbacks (the planner's tasks) is told to end them before it goes
+        stop_tasks = getattr(node, "stop_tasks", None)
+        if stop_tasks is not None:
+            stop_tasks(STOP_TASKS_SECONDS)
         node.destroy_node()
         rclpy.try_shutdown()
 
@@ -58,6 +66,7 @@ def autostart_lifecycle(node: Any) -> None:
 def init_context(domain_id: int | None = None, args: Sequence[str] | None = None) -> Context:
     """A context of our own. rclpy's SIGINT handler is left out: it would shut contexts down under
     the executors while our own Ctrl-C handling (KeyboardInterrupt) tears the graph down in order."""
+    use_shipped_profile()
     context = Context()
     kwargs: dict[str, Any] = {"context": context, "args": list(args or []),
                               "signal_handler_options": SignalHandlerOptions.NO}

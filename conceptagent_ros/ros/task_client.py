@@ -15,6 +15,8 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep
 from conceptagent_ros.ros.futures import wait_done
 
+SERVER_GONE_S = 5.0
+
 
 class TaskClientError(ConceptAgentError):
     """The planner node could not be reached, or did not accept the task."""
@@ -29,12 +31,19 @@ class TaskReply:
     seconds: float = 0.0
 
 
-def send_task(node: Node, instruction: str, goal: str = "", planner: str = "", max_steps: int = 0,
-              action: str = "execute_task", on_step: Callable[[PlanStep], None] | None = None,
-              server_wait: float = 10.0, timeout: float = 600.0) -> TaskReply:
-    """Send one task to a planner node spun by someone else's executor; blocks until it ends."""
-    client = ActionClient(node, ExecuteTask, action)
-    try:
+class TaskSender:
+    """An ExecuteTask client kept for many tasks, as an operator's console keeps one: its endpoints are
+    discovered once, not again per task (on a lossy link every new endpoint is discovery traffic that
+    can be lost)."""
+
+    def __init__(self, node: Node, action: str = "execute_task"):
+        self.client = ActionClient(node, ExecuteTask, action)
+
+    def send(self, instruction: str, goal: str = "", planner: str = "", max_steps: int = 0,
+             on_step: Callable[[PlanStep], None] | None = None, server_wait: float = 10.0,
+             timeout: float = 600.0) -> TaskReply:
+        """Send one task to a planner node spun by someone else's executor; blocks until it ends."""
+        client = self.client
         if not client.wait_for_server(timeout_sec=server_wait):
             raise TaskClientError(f"no planner serves {client._action_name} (waited {server_wait:.0f} s); "
                                   "start it with `conceptagent ros up` or ros2 launch")
@@ -54,13 +63,38 @@ def send_task(node: Node, instruction: str, goal: str = "", planner: str = "", m
         if not handle.accepted:
             return TaskReply(False, None, 0, steps, time.perf_counter() - started)
         result_future = handle.get_result_async()
-        if not wait_done(result_future, timeout):
-            handle.cancel_goal_async()
-            raise TaskClientError(f"the task did not end within {timeout:.0f} s; it was canceled")
+        deadline = time.monotonic() + timeout
+        gone_since: float | None = None
+        while not wait_done(result_future, 0.5):
+            now = time.monotonic()
+            if now > deadline:
+                handle.cancel_goal_async()
+                raise TaskClientError(f"the task did not end within {timeout:.0f} s; it was canceled")
+            # A planner that stopped (Ctrl-C, a crash) never answers: say so instead of waiting out
+            # the timeout. The graph can miss a live server for a moment under load, hence the grace.
+            if client.server_is_ready():
+                gone_since = None
+            elif gone_since is None:
+                gone_since = now
+            elif now - gone_since > SERVER_GONE_S:
+                raise TaskClientError(f"the planner went away while running the task (its {client._action_name} "
+                                      f"server has been gone for {SERVER_GONE_S:.0f} s); the task's outcome is unknown")
         response = result_future.result()
         return TaskReply(True, response.result, response.status, steps, time.perf_counter() - started)
+
+    def close(self) -> None:
+        self.client.destroy()
+
+
+def send_task(node: Node, instruction: str, goal: str = "", planner: str = "", max_steps: int = 0,
+              action: str = "execute_task", on_step: Callable[[PlanStep], None] | None = None,
+              server_wait: float = 10.0, timeout: float = 600.0) -> TaskReply:
+    """One task through a client made for it (see TaskSender to send many)."""
+    sender = TaskSender(node, action)
+    try:
+        return sender.send(instruction, goal, planner, max_steps, on_step, server_wait, timeout)
     finally:
-        client.destroy()
+        sender.close()
 
 
 def publish_command(node: Node, text: str, topic: str = "command", wait: float = 3.0) -> int:
