@@ -44,6 +44,11 @@ pddl_looking = st.sampled_from(["(and (in apple_1 fridge_1))", "(:goal (and", ")
                                 "(define (problem p) (:domain d))", "(exists (?o - object) (open ?o))"])
 instructions = st.one_of(ros_text, pddl_looking, st.builds(lambda s, n: s * n, ros_text, st.integers(1, 300)))
 goals = st.one_of(st.just(""), ros_text, pddl_looking)
+planners = st.one_of(st.just(""), ros_text,
+                     st.sampled_from(["mcts", "mcts:iterations=-1", "mcts:iterations=1e99", "react:foo=bar",
+                                      "tree-planner:samples=1000000000", "llm-planner:examples=-3", "unknown-planner",
+                                      "grounded-decoding:beam=0", "../../etc/passwd", "react:", ":::"]))
+max_steps = st.one_of(st.just(0), st.integers(1, 5), st.just(2**32 - 1))
 
 
 class Operator:
@@ -69,8 +74,10 @@ class Operator:
             self.statuses.append(msg)
             self.arrived.notify_all()
 
-    def send_goal(self, instruction: str, goal: str, timeout: float = 60.0) -> tuple[bool, ExecuteTask.Result | None]:
-        sent = wait_future(self.tasks.send_goal_async(ExecuteTask.Goal(instruction=instruction, goal=goal)), 15.0)
+    def send_goal(self, instruction: str, goal: str, planner: str = "", max_steps: int = 0,
+                  timeout: float = 60.0) -> tuple[bool, ExecuteTask.Result | None]:
+        request = ExecuteTask.Goal(instruction=instruction, goal=goal, planner=planner, max_steps=max_steps)
+        sent = wait_future(self.tasks.send_goal_async(request), 15.0)
         if not sent.accepted:
             return False, None
         return True, wait_future(sent.get_result_async(), timeout).result
@@ -135,17 +142,21 @@ def _answered_clearly(accepted: bool, result: ExecuteTask.Result | None) -> bool
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(instruction=instructions, goal=goals)
-@example(instruction="", goal="")
-@example(instruction="\x1b[2J\x07\t\r\n", goal="")
-@example(instruction="x" * 200_000, goal="")
-@example(instruction="put the apple in the fridge", goal="(and (in apple_1 fridge_1")
-@example(instruction="ponga la manzana en la nevera 🍎", goal="(in ?x ?y)")
-@example(instruction="put the apple in the fridge", goal="(in apple_1 unicorn_9)")
-def test_every_goal_is_answered_and_the_node_keeps_serving(operator: Operator, instruction: str, goal: str) -> None:
-    accepted, result = operator.send_goal(instruction, goal)
-    assert _answered_clearly(accepted, result), (instruction[:200], goal[:200], result)
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(instruction=instructions, goal=goals, planner=planners, steps=max_steps)
+@example(instruction="", goal="", planner="", steps=0)
+@example(instruction="\x1b[2J\x07\t\r\n", goal="", planner="", steps=0)
+@example(instruction="x" * 200_000, goal="", planner="", steps=0)
+@example(instruction="put the apple in the fridge", goal="(and (in apple_1 fridge_1", planner="", steps=0)
+@example(instruction="ponga la manzana en la nevera 🍎", goal="(in ?x ?y)", planner="", steps=0)
+@example(instruction="put the apple in the fridge", goal="(in apple_1 unicorn_9)", planner="", steps=0)
+@example(instruction="put the apple in the fridge", goal="", planner="mcts:iterations=-1", steps=0)
+@example(instruction="put the apple in the fridge", goal="", planner="\x00\x1b[31m", steps=2**32 - 1)
+@example(instruction="put the apple in the fridge", goal="", planner="", steps=1)
+def test_every_goal_is_answered_and_the_node_keeps_serving(operator: Operator, instruction: str, goal: str,
+                                                           planner: str, steps: int) -> None:
+    accepted, result = operator.send_goal(instruction, goal, planner, steps)
+    assert _answered_clearly(accepted, result), (instruction[:200], goal[:200], planner[:200], steps, result)
 
 
 @pytest.mark.slow

@@ -12,7 +12,8 @@ before the gripper closed never passes for the world after the grasp. Service mo
 service instead (one more round trip per step).
 
 Every wait is bounded and every failure comes back as a SkillOutcome the planner can reason about:
-a server that is not running, a goal it rejects, a result that does not come in time, a cancel.
+a server that is not running, a goal it rejects, a result that does not come in time, a server
+that restarted while its skill ran (it no longer knows the goal), a cancel.
 Only a scene graph that never arrives raises (RobotLinkError): without observations there is
 nothing to plan on.
 """
@@ -45,6 +46,7 @@ EXECUTE_SKILL_TYPE = "conceptagent_ros/action/ExecuteSkill"
 ACTION_TYPES: dict[str, Any] = {EXECUTE_SKILL_TYPE: ExecuteSkill}
 CANCEL_GRACE_SECONDS = 0.5  # for the robot to acknowledge a cancel request
 RESULT_RETRY_SECONDS = 0.5
+GOAL_PROBE_SECONDS = 2.0  # how often a running skill's server is asked whether it still knows the goal
 UNLISTED_SERVER_GRACE_SECONDS = 2.0  # a goal still sent to a server the graph does not list
 TERMINAL = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 
@@ -174,35 +176,66 @@ class RosRobot:
         handle = sent.result()
         if handle is None or not handle.accepted:
             return SkillOutcome(call, False, f"{call}: {endpoint.action} rejected the goal", "unavailable")
-        result = self._await_result(handle, self.config.skill_timeout)
+        result, reason = self._await_result(handle, self.config.skill_timeout)
         if result is not None:
             self._fresh_from_ns = max(self._fresh_from_ns, _stamp_ns(result.finished))
             return outcome_from_result(call, result)
+        if reason == "lost":
+            return SkillOutcome(call, False, f"{call}: the skill server {endpoint.action} no longer knows the goal "
+                                             "(it restarted while the skill ran); the skill's effect is unknown",
+                                "unavailable")
         # Canceled by the task, or over time: ask the robot to stop the skill, and say which. The
         # skill server finishes the goal on its own; the task does not wait for that.
-        reason = "canceled" if self.cancel.is_set() else "timeout"
         wait_done(handle.cancel_goal_async(), CANCEL_GRACE_SECONDS)
         if reason == "canceled":
             return SkillOutcome(call, False, f"{call} canceled while running", "canceled")
         return SkillOutcome(call, False, f"{call} did not finish within {self.config.skill_timeout:.0f} s and was "
                                          "canceled", "timeout")
 
-    def _await_result(self, handle: Any, timeout: float) -> Any:
-        """The goal's result; None on timeout or cancel. A result response can be lost (DDS drops a
-        response sent before the server has matched this client's reader): once the status topic
-        says the goal has ended and no result came, the result is asked for again."""
+    def _await_result(self, handle: Any, timeout: float) -> tuple[Any, str]:
+        """(the goal's result, "") or (None, why): "canceled", "timeout", or "lost" when the server
+        no longer knows the goal (its process restarted: a robot driver that crashed and came back).
+
+        A result response can be lost (DDS drops a response sent before the server has matched this
+        client's reader): once the status topic says the goal has ended and no result came, the
+        result is asked for again. While the skill runs, the result is also asked for every
+        GOAL_PROBE_SECONDS: a server that restarted answers at once that the goal is unknown,
+        instead of the planner waiting out the skill timeout for a goal that died with the old one."""
         future = handle.get_result_async()
-        deadline = time.monotonic() + timeout
+        now = time.monotonic()
+        deadline, next_probe = now + timeout, now + GOAL_PROBE_SECONDS
         ended_at: float | None = None
+        probe: Any = None
         while not wait_done(future, RESULT_RETRY_SECONDS, self.cancel):
-            if self.cancel.is_set() or time.monotonic() > deadline:
-                return None
+            now = time.monotonic()
+            if self.cancel.is_set():
+                return None, "canceled"
+            if now > deadline:
+                return None, "timeout"
+            if probe is not None and probe.done():
+                answer = probe.result()
+                if answer is not None and answer.status == GoalStatus.STATUS_UNKNOWN:
+                    return None, "lost"
+                if answer is not None and answer.status in TERMINAL:
+                    return answer.result, ""
+                probe = None
+            if now >= next_probe:
+                # An unanswered probe went to a server that is gone (a request is not replayed to a
+                # server that appears later): drop it and ask again
+                if probe is not None:
+                    probe.cancel()
+                probe, next_probe = handle.get_result_async(), now + GOAL_PROBE_SECONDS
             if handle.status in TERMINAL:
                 if ended_at is None:
-                    ended_at = time.monotonic()
-                elif time.monotonic() - ended_at > RESULT_RETRY_SECONDS:
+                    ended_at = now
+                elif now - ended_at > RESULT_RETRY_SECONDS:
                     future, ended_at = handle.get_result_async(), None
-        return future.result().result
+        if probe is not None:
+            probe.cancel()
+        answer = future.result()
+        if answer.status == GoalStatus.STATUS_UNKNOWN:
+            return None, "lost"
+        return answer.result, ""
 
     def destroy(self) -> None:
         self._closed.set()

@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"ok": True, "ready": True}), flush=True)
         for line in sys.stdin:
             request = line.strip()
+            answer: dict[str, object]
             if request == "reset":
                 answer = {"ok": _call(reset, 30.0)}
                 time.sleep(AFTER_RESET_S)

@@ -1,0 +1,123 @@
+"""Where to put a held object down, from the receptacle's points and the points around it.
+
+The support is the receptacle's largest near-horizontal plane (open3d RANSAC): a table's top, a
+tray's or a drawer's floor. If the receptacle rises above that plane around it (walls, a rim), it is
+a container and the object goes inside, below the rim. Candidate spots on a grid over the plane
+must be supported under the whole footprint (plane points under its edge all round) and free of
+every other point -- walls, objects already there, neighbours -- within the footprint plus a margin,
+up to the object's height. The spot nearest the requested one (by default the support's middle)
+wins, ties broken by clearance.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from conceptagent_ros.manipulation.clouds import clean, fit_plane
+from conceptagent_ros.manipulation.failures import ManipulationError
+
+
+@dataclass(frozen=True)
+class PlaceConfig:
+    grid: float = 0.01  # candidate spacing on the support, metres
+    max_tilt_deg: float = 10.0  # a support is within this of horizontal
+    plane_threshold: float = 0.005
+    min_support_points: int = 30
+    margin: float = 0.01  # free space kept around the footprint
+    wall_height: float = 0.015  # receptacle points this far above the support make it a container
+    release_height: float = 0.01  # the object's bottom is let go this far above the support
+    support_gap: float = 0.012  # plane points must lie within this of the footprint's edge, all round
+
+
+@dataclass(frozen=True)
+class PlacePose:
+    position: np.ndarray  # where the object's bottom centre is released, world
+    support_height: float  # the support plane's height there
+    clearance: float  # from the footprint's edge to the nearest other point, metres (inf: none near)
+    inside: bool  # in a container, below its rim
+    rim_height: float | None
+    seconds: float = 0.0
+
+
+class PlacePlanner:
+    def __init__(self, config: PlaceConfig | None = None):
+        self.config = config or PlaceConfig()
+
+    def plan(self, footprint_radius: float, object_height: float, receptacle_points: object,
+             scene_points: object = None, near: tuple[float, float] | None = None) -> PlacePose:
+        """A place for an object of `footprint_radius` (its bottom's circumradius) and `object_height`
+        on or in the receptacle; NO_SUPPORT_SURFACE or NO_PLACE_FOUND when there is none."""
+        started = time.perf_counter()
+        cfg = self.config
+        if not (footprint_radius > 0 and object_height > 0):
+            raise ManipulationError("NO_PLACE_FOUND", f"the held object needs a size; got radius {footprint_radius}, "
+                                                      f"height {object_height}")
+        receptacle = clean(receptacle_points, "receptacle")
+        others = clean(scene_points, "scene", required=False)
+        plane = fit_plane(receptacle, cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg)
+        if plane is None:
+            raise ManipulationError("NO_SUPPORT_SURFACE", f"no near-horizontal surface of {cfg.min_support_points}+ "
+                                                          "points on the receptacle")
+        support = plane.inliers
+        heights = plane.height(receptacle)
+        rising = receptacle[heights > cfg.wall_height]
+        inside = _surrounds(rising, support)
+        rim = float(rising[:, 2].max()) if inside else None
+        # everything that is not the support is an obstacle: walls, what lies there, the neighbours
+        obstacles = np.concatenate([receptacle[np.abs(heights) > cfg.plane_threshold * 2], others])
+        obstacle_heights = plane.height(obstacles) if len(obstacles) else np.zeros(0)
+        in_the_way = obstacles[(obstacle_heights > cfg.plane_threshold) &
+                               (obstacle_heights < object_height + cfg.release_height + cfg.margin)]
+        blocked = cKDTree(in_the_way[:, :2]) if len(in_the_way) else None
+        under = cKDTree(support[:, :2])
+
+        lower, upper = support[:, :2].min(axis=0), support[:, :2].max(axis=0)
+        xs = np.arange(lower[0], upper[0] + 1e-9, cfg.grid)
+        ys = np.arange(lower[1], upper[1] + 1e-9, cfg.grid)
+        cells = np.array(np.meshgrid(xs, ys)).reshape(2, -1).T
+        # supported all round: a plane point near each of 12 points on the footprint's edge
+        ring = np.array([[np.cos(a), np.sin(a)] for a in np.linspace(0, 2 * np.pi, 12, endpoint=False)])
+        edge = (cells[:, None, :] + footprint_radius * ring[None, :, :]).reshape(-1, 2)
+        gaps, _ = under.query(edge)
+        supported = (gaps.reshape(len(cells), len(ring)) <= cfg.support_gap).all(axis=1)
+        centre_gap, _ = under.query(cells)
+        supported &= centre_gap <= cfg.support_gap
+        if blocked is not None:
+            nearest, _ = blocked.query(cells)
+            clearance = nearest - footprint_radius
+        else:
+            clearance = np.full(len(cells), np.inf)
+        free = supported & (clearance >= cfg.margin)
+        if not free.any():
+            why = "the support is smaller than the object" if not supported.any() else \
+                f"every supported spot is within {cfg.margin * 1000:.0f} mm of something"
+            raise ManipulationError("NO_PLACE_FOUND", f"no spot for an object {2 * footprint_radius:.3f} m across: {why}")
+        target = np.asarray(near, dtype=float) if near is not None else support[:, :2].mean(axis=0)
+        candidates = np.flatnonzero(free)
+        distance = np.linalg.norm(cells[candidates] - target, axis=1)
+        # nearest the target; within a grid step of that, the roomiest (then the nearest)
+        close = distance <= distance.min() + cfg.grid
+        room = np.minimum(clearance[candidates[close]], 0.05)  # beyond 5 cm, room is room enough
+        chosen = candidates[close][np.lexsort((distance[close], -room))[0]]
+        x, y = cells[chosen]
+        z = _plane_z(plane.normal, plane.offset, x, y)
+        return PlacePose(np.array([x, y, z + cfg.release_height]), z, float(clearance[chosen]), inside, rim,
+                         time.perf_counter() - started)
+
+
+def _plane_z(normal: np.ndarray, offset: float, x: float, y: float) -> float:
+    return float(-(normal[0] * x + normal[1] * y + offset) / normal[2])
+
+
+def _surrounds(rising: np.ndarray, support: np.ndarray, sectors: int = 8) -> bool:
+    """Whether points above the support stand around it on every side (walls of a container), not
+    just on one (a neighbouring object, a backsplash)."""
+    if len(rising) < sectors:
+        return False
+    centre = support[:, :2].mean(axis=0)
+    angles = np.arctan2(rising[:, 1] - centre[1], rising[:, 0] - centre[0])
+    occupied = np.unique(np.floor((angles + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors)
+    return len(occupied) == sectors

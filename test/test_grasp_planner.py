@@ -1,0 +1,172 @@
+"""The grasp planner on hand-built clouds: a box, an upright cylinder, a thin plate, each on a table;
+an object too wide for the hand; an empty cloud, NaN points, an object out of reach. The geometry
+is judged here with its own arithmetic (where the object is, how wide it is between the fingers,
+whether the fingers stay above the table), not with the planner's helpers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.grasp_planner import GraspPlanner
+from conceptagent_ros.manipulation.robot_spec import ArmSpec, load_robot_spec
+
+RNG_SEED = 7
+SPACING = 0.004
+
+
+def box_surface(centre, size, spacing=SPACING, bottom=False) -> np.ndarray:
+    """Points on a box's faces (the bottom one only if asked: on a table nobody sees it)."""
+    c, h = np.asarray(centre, float), np.asarray(size, float) / 2
+    points = []
+    for axis in range(3):
+        others = [a for a in range(3) if a != axis]
+        u = np.arange(-h[others[0]], h[others[0]] + 1e-9, spacing)
+        v = np.arange(-h[others[1]], h[others[1]] + 1e-9, spacing)
+        uu, vv = np.meshgrid(u, v)
+        for sign in (-1, 1):
+            if axis == 2 and sign == -1 and not bottom:
+                continue
+            face = np.zeros((uu.size, 3))
+            face[:, others[0]], face[:, others[1]], face[:, axis] = uu.ravel(), vv.ravel(), sign * h[axis]
+            points.append(face)
+    return np.concatenate(points) + c
+
+
+def cylinder_surface(base, radius, height, spacing=SPACING) -> np.ndarray:
+    angles = np.arange(0, 2 * np.pi, spacing / radius)
+    zs = np.arange(0, height + 1e-9, spacing)
+    aa, zz = np.meshgrid(angles, zs)
+    side = np.column_stack([radius * np.cos(aa.ravel()), radius * np.sin(aa.ravel()), zz.ravel()])
+    rs = np.arange(0, radius, spacing)
+    top = [np.column_stack([r * np.cos(np.arange(0, 2 * np.pi, spacing / max(r, spacing))),
+                            r * np.sin(np.arange(0, 2 * np.pi, spacing / max(r, spacing)))]) for r in rs]
+    cap = np.concatenate(top)
+    cap = np.column_stack([cap, np.full(len(cap), height)])
+    return np.concatenate([side, cap]) + np.asarray(base, float)
+
+
+def table(half=0.3, centre=(0.5, 0.0), spacing=0.01) -> np.ndarray:
+    xs = np.arange(centre[0] - half, centre[0] + half, spacing)
+    ys = np.arange(centre[1] - half, centre[1] + half, spacing)
+    xx, yy = np.meshgrid(xs, ys)
+    return np.column_stack([xx.ravel(), yy.ravel(), np.zeros(xx.size)])
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return load_robot_spec("panda")
+
+
+def _planner(panda, **kw) -> GraspPlanner:
+    return GraspPlanner(panda.gripper, panda.arm, **kw)
+
+
+def _finger_tips(candidate, gripper, opening: float | None = None) -> np.ndarray:
+    """The four outer corners of the two fingertips in the world, the hand open to `opening` (the
+    grasp's width by default; it comes in fully open)."""
+    width = candidate.width if opening is None else opening
+    x, y, z = candidate.rotation.T
+    tips = []
+    for side in (-1, 1):
+        for edge in (-1, 1):
+            tips.append(candidate.position + side * x * (width / 2 + gripper.finger_thickness)
+                        + edge * y * gripper.finger_width / 2 + z * gripper.finger_depth / 2)
+    return np.array(tips)
+
+
+def test_a_box_is_grasped_across_its_narrow_side_above_the_table(panda) -> None:
+    box = box_surface((0.5, 0.0, 0.03), (0.04, 0.06, 0.06))
+    plan = _planner(panda).plan(box, table())
+    best = plan.best
+    assert best.width == pytest.approx(0.04, abs=0.006)  # across the 4 cm side, the only one that fits well
+    assert abs(best.rotation[:, 0] @ np.array([1.0, 0.0, 0.0])) > 0.95
+    assert np.linalg.norm(best.position[:2] - np.array([0.5, 0.0])) < 0.01
+    assert _finger_tips(best, panda.gripper)[:, 2].min() > 0.0  # no finger in the table
+    assert 0.0 < best.position[2] < 0.06  # between the fingers: the box, not the air above it
+    assert plan.seconds < 5.0 and plan.considered >= len(plan.candidates)
+
+
+def test_an_upright_cylinder_is_grasped_through_its_axis(panda) -> None:
+    can = cylinder_surface((0.45, 0.1, 0.0), 0.03, 0.12)
+    plan = _planner(panda).plan(can, table())
+    for candidate in plan.candidates[:3]:
+        assert candidate.width == pytest.approx(0.06, abs=0.008)
+        # the closing axis passes through the can's axis: the centre is on it, seen from above
+        assert np.linalg.norm(candidate.position[:2] - np.array([0.45, 0.1])) < 0.01
+        assert _finger_tips(candidate, panda.gripper)[:, 2].min() > 0.0
+
+
+def test_a_thin_plate_on_the_table_has_no_grasp_that_keeps_the_fingers_out_of_the_table(panda) -> None:
+    plate = box_surface((0.5, 0.0, 0.0025), (0.12, 0.12, 0.005))
+    with pytest.raises(ManipulationError) as failure:
+        _planner(panda).plan(plate, table())
+    assert failure.value.code == "NO_GRASP_FOUND"
+
+
+def test_a_thin_plate_standing_on_edge_is_grasped_across_its_thickness(panda) -> None:
+    plate = box_surface((0.5, 0.0, 0.05), (0.006, 0.10, 0.10))
+    best = _planner(panda).plan(plate, table()).best
+    assert best.width == pytest.approx(0.006, abs=0.005)
+    assert abs(best.rotation[:, 0][0]) > 0.95
+
+
+def test_an_object_wider_than_the_open_hand_has_no_grasp(panda) -> None:
+    crate = box_surface((0.5, 0.0, 0.075), (0.15, 0.15, 0.15))
+    with pytest.raises(ManipulationError) as failure:
+        _planner(panda).plan(crate, table())
+    assert failure.value.code == "NO_GRASP_FOUND" and "0.080" in str(failure.value)
+
+
+def test_a_neighbour_between_the_fingers_rules_out_that_grasp(panda) -> None:
+    box = box_surface((0.5, 0.0, 0.03), (0.04, 0.04, 0.06))
+    # a second box 1.5 cm to the box's +x side: a grasp closing along x would pinch it too
+    neighbour = box_surface((0.5 + 0.02 + 0.015 + 0.02, 0.0, 0.03), (0.04, 0.04, 0.06))
+    alone = _planner(panda).plan(box, table())
+    assert any(abs(c.rotation[:, 0][0]) > 0.95 for c in alone.candidates)  # without it, closing along x is fine
+    plan = _planner(panda).plan(box, np.concatenate([table(), neighbour]))
+    for candidate in plan.candidates:
+        tips = _finger_tips(candidate, panda.gripper, panda.gripper.max_opening)
+        # no fingertip of the open hand inside the neighbour
+        inside = (np.abs(tips[:, 0] - 0.555) < 0.02) & (np.abs(tips[:, 1]) < 0.02) & (tips[:, 2] < 0.06)
+        assert not inside.any()
+        assert abs(candidate.rotation[:, 0][0]) < 0.95  # never straight along x, into the neighbour
+    assert abs(plan.best.rotation[:, 0][1]) > 0.95  # the best closes along y, away from it
+
+
+@pytest.mark.parametrize("cloud", [np.zeros((0, 3)), None, np.full((50, 3), np.nan), np.ones((5, 3))])
+def test_no_usable_points_is_an_empty_cloud(panda, cloud) -> None:
+    with pytest.raises(ManipulationError) as failure:
+        _planner(panda).plan(cloud, table())
+    assert failure.value.code == "EMPTY_CLOUD"
+
+
+def test_nan_points_are_dropped_not_planned_on(panda) -> None:
+    box = box_surface((0.5, 0.0, 0.03), (0.04, 0.06, 0.06))
+    noisy = np.concatenate([box, np.full((200, 3), np.nan), np.array([[np.inf, 0.0, 0.0]])])
+    best = _planner(panda).plan(noisy, np.concatenate([table(), np.full((10, 3), np.nan)])).best
+    assert np.isfinite(best.position).all() and best.width == pytest.approx(0.04, abs=0.006)
+
+
+def test_an_object_out_of_reach_is_unreachable(panda) -> None:
+    far = box_surface((1.6, 0.0, 0.03), (0.04, 0.06, 0.06))
+    with pytest.raises(ManipulationError) as failure:
+        _planner(panda).plan(far, table(centre=(1.6, 0.0)))
+    assert failure.value.code == "UNREACHABLE"
+
+
+def test_the_arms_reachability_callback_decides(panda) -> None:
+    box = box_surface((0.5, 0.0, 0.03), (0.04, 0.06, 0.06))
+    asked = []
+
+    def only_from_above(position: np.ndarray, quaternion: np.ndarray) -> bool:
+        asked.append(position)
+        from scipy.spatial.transform import Rotation
+
+        return bool(Rotation.from_quat(quaternion).as_matrix()[:, 2][2] < -0.9)  # approach pointing down
+
+    plan = GraspPlanner(panda.gripper, ArmSpec((0.0, 0.0, 0.0), 0.85), only_from_above).plan(box, table())
+    assert asked and all(c.approach == "top" for c in plan.candidates)
+    with pytest.raises(ManipulationError) as failure:
+        GraspPlanner(panda.gripper, None, lambda p, q: False).plan(box, table())
+    assert failure.value.code == "UNREACHABLE"

@@ -1,0 +1,98 @@
+"""The place planner on hand-built receptacles: a table (empty, and cluttered), a tray with walls
+(empty, with something already in it, too small), a wall with no surface, NaN points. Judged with
+the test's own geometry: distances from the chosen spot to every other object, to the walls, and
+whether the footprint lies on the support."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_grasp_planner import box_surface, table
+
+from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.place_planner import PlacePlanner
+
+RADIUS, HEIGHT = 0.03, 0.06
+
+
+def tray(centre=(0.5, 0.0), size=(0.20, 0.14), wall=0.04, spacing=0.005) -> np.ndarray:
+    """A floor at z = 0.01 (on the table) and four walls `wall` high."""
+    cx, cy = centre
+    hx, hy = size[0] / 2, size[1] / 2
+    xs, ys = np.arange(cx - hx, cx + hx + 1e-9, spacing), np.arange(cy - hy, cy + hy + 1e-9, spacing)
+    xx, yy = np.meshgrid(xs, ys)
+    floor = np.column_stack([xx.ravel(), yy.ravel(), np.full(xx.size, 0.01)])
+    zs = np.arange(0.01, 0.01 + wall + 1e-9, spacing)
+    walls = []
+    for x in (cx - hx, cx + hx):
+        yy, zz = np.meshgrid(ys, zs)
+        walls.append(np.column_stack([np.full(yy.size, x), yy.ravel(), zz.ravel()]))
+    for y in (cy - hy, cy + hy):
+        xx, zz = np.meshgrid(xs, zs)
+        walls.append(np.column_stack([xx.ravel(), np.full(xx.size, y), zz.ravel()]))
+    return np.concatenate([floor, *walls])
+
+
+def _footprint_clear_of(position: np.ndarray, points: np.ndarray, radius: float = RADIUS) -> float:
+    """Horizontal distance from the footprint's edge to the nearest of `points` (at the object's heights)."""
+    relevant = points[(points[:, 2] > position[2] - 0.005) & (points[:, 2] < position[2] + HEIGHT)]
+    if len(relevant) == 0:
+        return np.inf
+    return float(np.linalg.norm(relevant[:, :2] - position[:2], axis=1).min() - radius)
+
+
+def test_an_empty_table_takes_the_object_in_its_middle_on_its_surface() -> None:
+    place = PlacePlanner().plan(RADIUS, HEIGHT, table(half=0.2, centre=(0.5, 0.0)))
+    assert np.linalg.norm(place.position[:2] - np.array([0.5, 0.0])) < 0.02
+    assert place.support_height == pytest.approx(0.0, abs=0.003)
+    assert 0.0 < place.position[2] < 0.03 and not place.inside
+
+
+def test_on_a_cluttered_table_the_spot_is_clear_of_every_object() -> None:
+    clutter = [box_surface((0.5 + dx, dy, 0.03), (0.05, 0.05, 0.06)) for dx, dy in
+               [(0.0, 0.0), (0.07, 0.0), (-0.07, 0.0), (0.0, 0.07), (0.0, -0.07)]]
+    scene = np.concatenate(clutter)
+    place = PlacePlanner().plan(RADIUS, HEIGHT, table(half=0.2, centre=(0.5, 0.0)), scene, near=(0.5, 0.0))
+    assert _footprint_clear_of(place.position, scene) >= 0.009
+    assert np.linalg.norm(place.position[:2] - np.array([0.5, 0.0])) < 0.2
+
+
+def test_a_tray_takes_the_object_inside_below_its_rim_clear_of_its_walls() -> None:
+    receptacle = tray()
+    place = PlacePlanner().plan(RADIUS, HEIGHT, receptacle)
+    assert place.inside and place.rim_height == pytest.approx(0.05, abs=0.006)
+    assert place.support_height == pytest.approx(0.01, abs=0.003)
+    assert np.abs(place.position[:2] - np.array([0.5, 0.0])).max() < 0.10 - RADIUS  # inside the walls
+    walls = receptacle[receptacle[:, 2] > 0.02]
+    assert _footprint_clear_of(place.position, walls) >= 0.009
+
+
+def test_something_already_in_the_tray_is_left_room() -> None:
+    lying = box_surface((0.5, 0.0, 0.035), (0.06, 0.06, 0.05))  # in the tray's middle
+    big = tray(size=(0.30, 0.20))
+    place = PlacePlanner().plan(RADIUS, HEIGHT, big, lying)
+    assert place.inside
+    assert _footprint_clear_of(place.position, lying) >= 0.009
+    walls = big[big[:, 2] > 0.02]
+    assert _footprint_clear_of(place.position, walls) >= 0.009
+
+
+def test_a_tray_too_small_for_the_object_has_no_place() -> None:
+    with pytest.raises(ManipulationError) as failure:
+        PlacePlanner().plan(RADIUS, HEIGHT, tray(size=(0.07, 0.07)))
+    assert failure.value.code == "NO_PLACE_FOUND"
+
+
+def test_a_wall_is_no_support() -> None:
+    ys, zs = np.meshgrid(np.arange(-0.2, 0.2, 0.01), np.arange(0.0, 0.4, 0.01))
+    wall = np.column_stack([np.full(ys.size, 0.7), ys.ravel(), zs.ravel()])
+    with pytest.raises(ManipulationError) as failure:
+        PlacePlanner().plan(RADIUS, HEIGHT, wall)
+    assert failure.value.code == "NO_SUPPORT_SURFACE"
+
+
+def test_nan_points_and_an_empty_receptacle() -> None:
+    noisy = np.concatenate([table(half=0.2), np.full((100, 3), np.nan)])
+    assert np.isfinite(PlacePlanner().plan(RADIUS, HEIGHT, noisy).position).all()
+    with pytest.raises(ManipulationError) as failure:
+        PlacePlanner().plan(RADIUS, HEIGHT, np.full((100, 3), np.nan))
+    assert failure.value.code == "EMPTY_CLOUD"
