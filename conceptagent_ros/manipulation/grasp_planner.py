@@ -23,6 +23,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.manipulation.clouds import clean, near, outward_normals, voxel_thin
 from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.frames import hand_frame
 from conceptagent_ros.manipulation.robot_spec import ArmSpec, GripperSpec
 
 # (position, quaternion x y z w) -> can the arm put its grasp frame there?
@@ -80,24 +81,17 @@ class GraspPlan:
         return self.candidates[0]
 
 
-def _frame(approach: np.ndarray, closing: np.ndarray) -> np.ndarray:
-    z = approach / np.linalg.norm(approach)
-    x = closing - z * float(closing @ z)
-    x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
-
-
 def _orientations(config: GraspConfig) -> Iterator[tuple[str, np.ndarray]]:
     for k in range(config.top_yaws):
         yaw = np.pi * k / config.top_yaws
-        yield "top", _frame(DOWN, np.array([np.cos(yaw), np.sin(yaw), 0.0]))
+        yield "top", hand_frame(DOWN, np.array([np.cos(yaw), np.sin(yaw), 0.0]))
     if not config.side_grasps:
         return
     for k in range(config.side_headings):
         heading = 2 * np.pi * k / config.side_headings
         approach = np.array([np.cos(heading), np.sin(heading), 0.0])
-        yield "side", _frame(approach, np.array([-np.sin(heading), np.cos(heading), 0.0]))  # fingers level
-        yield "side", _frame(approach, np.array([0.0, 0.0, 1.0]))  # fingers one above the other
+        yield "side", hand_frame(approach, np.array([-np.sin(heading), np.cos(heading), 0.0]))  # fingers level
+        yield "side", hand_frame(approach, np.array([0.0, 0.0, 1.0]))  # fingers one above the other
 
 
 class GraspPlanner:

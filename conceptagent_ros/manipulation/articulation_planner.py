@@ -1,0 +1,169 @@
+"""Opening and closing from points: drawers pulled along their front's normal, hinged doors swung
+on an arc about the hinge, and the opening measured from what the camera sees afterwards.
+
+The front is the largest near-vertical plane of the articulated part's points (open3d RANSAC); its
+normal is turned toward the robot (the side the arm stands on). A handle is what stands out of the
+front toward the robot; the hand closes across it, approaching against the normal. Without a
+handle a drawer is taken by its front's top edge, from above, the fingers closing across the
+panel. A door's hinge is the vertical edge of the front opposite its handle (or the one given).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from conceptagent_ros.manipulation.clouds import Plane, clean, fit_plane
+from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.frames import hand_frame
+from conceptagent_ros.manipulation.robot_spec import GripperSpec
+
+Kind = Literal["drawer", "door"]
+
+
+@dataclass(frozen=True)
+class ArticulationConfig:
+    plane_threshold: float = 0.004
+    min_front_points: int = 30
+    handle_min_height: float = 0.008  # points this far proud of the front are a handle
+    max_vertical_tilt_deg: float = 15.0  # a front's normal is within this of horizontal
+    waypoint_spacing: float = 0.02  # metres between waypoints of a pull or a swing
+
+
+@dataclass(frozen=True)
+class FrontGeometry:
+    plane: Plane
+    normal: np.ndarray  # horizontal, unit, toward the robot
+    centre: np.ndarray
+    width_axis: np.ndarray  # horizontal, along the front
+    half_width: float
+    top: float  # z of the front's top edge
+    handle: np.ndarray | None  # the handle's centre, if one stands out
+
+
+@dataclass(frozen=True)
+class ArticulationPlan:
+    kind: Kind
+    action: Literal["open", "close"]
+    grasp_position: np.ndarray
+    grasp_rotation: np.ndarray  # columns x (closing), y, z (approach), as for grasps
+    waypoints: tuple[np.ndarray, ...]  # hand positions after the grasp, in order
+    rotations: tuple[np.ndarray, ...]  # hand rotation at each waypoint (a door's turns with it)
+    grip: Literal["handle", "edge"]
+    hinge: np.ndarray | None = None  # a door's hinge axis point (the axis is vertical)
+    angle: float = 0.0  # a door's swing, radians
+    distance: float = 0.0  # a drawer's pull or push, metres
+
+    @property
+    def grasp_quaternion(self) -> np.ndarray:
+        return Rotation.from_matrix(self.grasp_rotation).as_quat()
+
+
+def front_geometry(points: object, robot_base: object, config: ArticulationConfig | None = None) -> FrontGeometry:
+    cfg = config or ArticulationConfig()
+    cloud = clean(points, "front")
+    plane = _vertical_plane(cloud, cfg)
+    normal = plane.normal.copy()
+    normal[2] = 0.0
+    normal /= np.linalg.norm(normal)
+    inliers = plane.inliers
+    centre = inliers.mean(axis=0)
+    towards_robot = np.asarray(robot_base, dtype=float)[:2] - centre[:2]
+    if float(normal[:2] @ towards_robot) < 0:
+        normal = -normal
+    offset = -float(normal @ centre)
+    width_axis = np.array([-normal[1], normal[0], 0.0])
+    along = (inliers - centre) @ width_axis
+    proud = cloud[(cloud @ normal + offset) > cfg.handle_min_height]
+    handle = proud.mean(axis=0) if len(proud) >= 3 else None
+    return FrontGeometry(plane, normal, centre, width_axis, float(np.abs(along).max()), float(inliers[:, 2].max()),
+                         handle)
+
+
+def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
+                distance: float, config: ArticulationConfig | None = None) -> ArticulationPlan:
+    """Pull the drawer `distance` metres toward the robot (open) or push it that far back (close)."""
+    cfg = config or ArticulationConfig()
+    if not distance > 0:
+        raise ManipulationError("COLLISION", f"a drawer moves a positive distance; got {distance}")
+    front = front_geometry(points, robot_base, cfg)
+    direction = front.normal if action == "open" else -front.normal
+    if front.handle is not None:
+        # approach against the normal, fingers closing up and down across a horizontal bar
+        rotation = hand_frame(-front.normal, np.array([0.0, 0.0, 1.0]))
+        grasp, grip = front.handle.copy(), "handle"
+    else:
+        # from above, fingers closing across the panel at its top edge's middle
+        rotation = hand_frame(np.array([0.0, 0.0, -1.0]), front.normal)
+        grasp = front.centre.copy()
+        grasp[2] = front.top - gripper.finger_depth / 2 + gripper.clearance
+        grip = "edge"
+    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
+    waypoints = tuple(grasp + direction * distance * (k / steps) for k in range(1, steps + 1))
+    return ArticulationPlan("drawer", action, grasp, rotation, waypoints, tuple(rotation for _ in waypoints), grip,
+                            distance=distance)
+
+
+def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
+              angle: float, hinge_side: Literal["left", "right"] | None = None,
+              config: ArticulationConfig | None = None) -> ArticulationPlan:
+    """Swing a hinged door `angle` radians toward the robot (open) or back (close), holding its
+    handle; the hinge is the front's vertical edge opposite the handle, or `hinge_side` (as seen
+    from the robot)."""
+    cfg = config or ArticulationConfig()
+    if not 0 < angle <= np.pi * 0.75:
+        raise ManipulationError("COLLISION", f"a door swings between 0 and 135 degrees; got {np.degrees(angle):.0f}")
+    front = front_geometry(points, robot_base, cfg)
+    if front.handle is None:
+        raise ManipulationError("NO_GRASP_FOUND", "the door shows no handle to hold")
+    # seen from the robot (looking along -normal), "left" is +width_axis
+    handle_along = float((front.handle - front.centre) @ front.width_axis)
+    if hinge_side is None:
+        side = -np.sign(handle_along) or 1.0
+    else:
+        side = 1.0 if hinge_side == "left" else -1.0
+    hinge = front.centre + front.width_axis * side * front.half_width
+    hinge[2] = front.handle[2]
+    lever = front.handle - hinge
+    lever[2] = 0.0
+    radius = float(np.linalg.norm(lever))
+    if radius < gripper.finger_width:
+        raise ManipulationError("NO_GRASP_FOUND", "the handle is at the hinge: no lever to swing the door by")
+    # the handle swings toward the robot: the turn that moves it along +normal first
+    turn = 1.0 if float(np.cross(np.array([0.0, 0.0, 1.0]), lever) @ front.normal) > 0 else -1.0
+    if action == "close":
+        turn = -turn
+    rotation = hand_frame(-front.normal, np.array([0.0, 0.0, 1.0]))
+    steps = max(2, int(np.ceil(radius * angle / cfg.waypoint_spacing)))
+    waypoints, rotations = [], []
+    for k in range(1, steps + 1):
+        spin = Rotation.from_rotvec([0.0, 0.0, turn * angle * k / steps])
+        waypoints.append(hinge + spin.apply(front.handle - hinge))
+        rotations.append(spin.as_matrix() @ rotation)
+    return ArticulationPlan("door", action, front.handle.copy(), rotation, tuple(waypoints), tuple(rotations), "handle",
+                            hinge=hinge, angle=angle)
+
+
+def drawer_opening(front_now: object, closed_front: FrontGeometry, config: ArticulationConfig | None = None) -> float:
+    """How far (m) a drawer stands out from where its front was when closed, measured from the
+    front's points as seen now: the plane's shift along the closed front's normal."""
+    cfg = config or ArticulationConfig()
+    plane = _vertical_plane(clean(front_now, "front"), cfg)
+    return float((plane.inliers.mean(axis=0) - closed_front.centre) @ closed_front.normal)
+
+
+def _vertical_plane(cloud: np.ndarray, cfg: ArticulationConfig) -> Plane:
+    """The largest plane whose normal is near horizontal (a front), looking past horizontal ones."""
+    remaining = cloud
+    for _ in range(4):
+        plane = fit_plane(remaining, cfg.plane_threshold, cfg.min_front_points)
+        if plane is None:
+            break
+        tilt_from_horizontal = float(np.degrees(np.arcsin(np.clip(abs(plane.normal[2]), 0.0, 1.0))))
+        if tilt_from_horizontal <= cfg.max_vertical_tilt_deg:
+            return plane
+        keep = np.abs(plane.height(remaining)) > cfg.plane_threshold
+        remaining = remaining[keep]
+    raise ManipulationError("EMPTY_CLOUD", f"no vertical front of {cfg.min_front_points}+ points among the part's points")

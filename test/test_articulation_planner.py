@@ -1,0 +1,101 @@
+"""Opening and closing planned from hand-built fronts: a drawer front with a handle bar and without,
+a door with its handle near one edge, an opening measured from a moved front. The robot stands at
+the origin; the fronts face it (their outward normal is -x)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_grasp_planner import box_surface
+
+from conceptagent_ros.manipulation.articulation_planner import (drawer_opening, front_geometry, plan_door,
+                                                                plan_drawer)
+from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.robot_spec import load_robot_spec
+
+BASE = (0.0, 0.0, 0.0)
+
+
+def front(x=0.6, y=0.0, z=0.2, width=0.24, height=0.08, spacing=0.004) -> np.ndarray:
+    """A vertical panel in the plane x = `x`, centred at (y, z)."""
+    ys = np.arange(y - width / 2, y + width / 2 + 1e-9, spacing)
+    zs = np.arange(z - height / 2, z + height / 2 + 1e-9, spacing)
+    yy, zz = np.meshgrid(ys, zs)
+    return np.column_stack([np.full(yy.size, x), yy.ravel(), zz.ravel()])
+
+
+def bar(x=0.6, y=0.0, z=0.2, length=0.10) -> np.ndarray:
+    """A horizontal handle bar 2.5 cm proud of the front toward the robot."""
+    return box_surface((x - 0.025, y, z), (0.012, length, 0.012), spacing=0.003, bottom=True)
+
+
+@pytest.fixture(scope="module")
+def gripper():
+    return load_robot_spec("panda").gripper
+
+
+def test_a_drawer_with_a_handle_is_pulled_straight_toward_the_robot(gripper) -> None:
+    plan = plan_drawer(np.concatenate([front(), bar()]), BASE, gripper, "open", 0.12)
+    assert plan.grip == "handle"
+    assert np.linalg.norm(plan.grasp_position - np.array([0.575, 0.0, 0.2])) < 0.01
+    assert plan.grasp_rotation[:, 2] @ np.array([1.0, 0.0, 0.0]) > 0.99  # approach into the front
+    assert abs(plan.grasp_rotation[:, 0][2]) > 0.99  # fingers close up and down across the bar
+    pull = plan.waypoints[-1] - plan.grasp_position
+    assert pull == pytest.approx(np.array([-0.12, 0.0, 0.0]), abs=1e-6)
+    steps = np.diff(np.array([plan.grasp_position, *plan.waypoints]), axis=0)
+    assert (np.linalg.norm(steps, axis=1) <= 0.0201).all()  # small steps along the way
+
+
+def test_closing_a_drawer_pushes_it_back(gripper) -> None:
+    plan = plan_drawer(np.concatenate([front(x=0.48), bar(x=0.48)]), BASE, gripper, "close", 0.12)
+    assert plan.waypoints[-1] - plan.grasp_position == pytest.approx(np.array([0.12, 0.0, 0.0]), abs=1e-6)
+
+
+def test_a_drawer_without_a_handle_is_taken_by_its_top_edge_from_above(gripper) -> None:
+    plan = plan_drawer(front(), BASE, gripper, "open", 0.1)
+    assert plan.grip == "edge"
+    assert plan.grasp_rotation[:, 2][2] < -0.99  # approach from above
+    assert abs(plan.grasp_rotation[:, 0][0]) > 0.99  # fingers close across the panel
+    fingertips = plan.grasp_position[2] + gripper.finger_depth / 2
+    assert 0.24 - gripper.finger_depth < plan.grasp_position[2] < 0.24 and fingertips < 0.24 + gripper.finger_depth
+
+
+def test_a_door_swings_about_the_edge_opposite_its_handle(gripper) -> None:
+    door = np.concatenate([front(width=0.3, height=0.4, z=0.3, spacing=0.006), bar(y=-0.11, z=0.3, length=0.03)])
+    plan = plan_door(door, BASE, gripper, "open", np.radians(80))
+    assert plan.hinge is not None and plan.hinge[1] == pytest.approx(0.15, abs=0.01)  # the far edge from the handle
+    radius = np.linalg.norm((plan.grasp_position - plan.hinge)[:2])
+    for point in plan.waypoints:  # on the arc about the hinge
+        assert np.linalg.norm((point - plan.hinge)[:2]) == pytest.approx(radius, abs=1e-6)
+        assert point[2] == pytest.approx(plan.grasp_position[2], abs=1e-6)
+    assert plan.waypoints[0][0] < plan.grasp_position[0]  # the handle comes toward the robot first
+    swept = np.arctan2(*(plan.waypoints[-1] - plan.hinge)[1::-1]) - np.arctan2(*(plan.grasp_position - plan.hinge)[1::-1])
+    assert abs((swept + np.pi) % (2 * np.pi) - np.pi) == pytest.approx(np.radians(80), abs=1e-6)
+    # the hand turns with the door: at the end it still faces the door's (turned) front
+    assert plan.rotations[-1][:, 2] @ plan.grasp_rotation[:, 2] == pytest.approx(np.cos(np.radians(80)), abs=1e-6)
+
+
+def test_a_door_without_a_handle_cannot_be_held(gripper) -> None:
+    with pytest.raises(ManipulationError) as failure:
+        plan_door(front(width=0.3, height=0.4), BASE, gripper, "open", 1.0)
+    assert failure.value.code == "NO_GRASP_FOUND"
+
+
+def test_the_opening_is_measured_from_the_front_as_seen(gripper) -> None:
+    closed = front_geometry(np.concatenate([front(), bar()]), BASE)
+    assert drawer_opening(np.concatenate([front(x=0.6 - 0.087), bar(x=0.6 - 0.087)]), closed) == pytest.approx(0.087,
+                                                                                                               abs=0.003)
+
+
+@pytest.mark.parametrize("cloud", [np.zeros((0, 3)), np.full((40, 3), np.nan)])
+def test_no_front_points(gripper, cloud) -> None:
+    with pytest.raises(ManipulationError) as failure:
+        plan_drawer(cloud, BASE, gripper, "open", 0.1)
+    assert failure.value.code == "EMPTY_CLOUD"
+
+
+def test_a_horizontal_surface_is_not_a_front(gripper) -> None:
+    xs, ys = np.meshgrid(np.arange(0.4, 0.7, 0.01), np.arange(-0.1, 0.1, 0.01))
+    shelf = np.column_stack([xs.ravel(), ys.ravel(), np.full(xs.size, 0.2)])
+    with pytest.raises(ManipulationError) as failure:
+        plan_drawer(shelf, BASE, gripper, "open", 0.1)
+    assert failure.value.code == "EMPTY_CLOUD" and "vertical front" in str(failure.value)
