@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from test_grasp_planner import box_surface
 
-from conceptagent_ros.manipulation.articulation_planner import (drawer_opening, front_geometry, plan_door,
-                                                                plan_drawer)
+from conceptagent_ros.manipulation.articulation_planner import drawer_opening, front_geometry, plan_door, plan_drawer
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 
