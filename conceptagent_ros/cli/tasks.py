@@ -42,7 +42,8 @@ def add_parsers(sub: Any) -> None:
     bench = sub.add_parser("bench", help="run planners over task suites")
     bench.add_argument("--suite", action="append",
                        help="built-in suite: easy, moderate, hard (repeatable); voxposer; eai-virtualhome "
-                            "(Embodied Agent Interface's VirtualHome tasks)")
+                            "(Embodied Agent Interface's VirtualHome tasks); grasp (the physical Panda picking "
+                            "pybullet_data's objects)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
     bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
@@ -65,6 +66,10 @@ def add_parsers(sub: Any) -> None:
                        help="eai-virtualhome: a benchmark folder of the same layout instead of the shipped 171 tasks")
     bench.add_argument("--template", action="append", type=int, metavar="N",
                        help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
+    bench.add_argument("--objects", default="named",
+                       help="grasp suite: named, random:A-B (random_urdfs ids) or a comma list (default named)")
+    bench.add_argument("--clutter", type=positive_int, default=1,
+                       help="grasp suite: objects on the table together, each picked in turn (default 1)")
     bench.set_defaults(func=cmd_bench)
 
     scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
@@ -121,6 +126,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.success else EXIT_FAILED
 
 
+def _bench_grasp(args: argparse.Namespace) -> int:
+    if len(args.suite) > 1 or args.tasks:
+        raise ConceptAgentError("--suite grasp runs on its own (it is a different world)")
+    from conceptagent_ros.evaluation.grasp_bench import parse_objects, run_grasp_bench, summary, write_results
+
+    objects = parse_objects(args.objects)
+    print(f"Grasping {len(objects)} object{'s' if len(objects) != 1 else ''} x {args.seeds} seed"
+          f"{'s' if args.seeds != 1 else ''}" + (f", {args.clutter} at a time" if args.clutter > 1 else ", one at a time"),
+          flush=True)
+    picture = Path(args.out) / "candidates.png" if args.out else None
+    if picture is not None and picture.exists():
+        picture.unlink()  # this run's
+    episodes = run_grasp_bench(objects, args.seeds, args.clutter, stream=sys.stdout, picture=picture)
+    figures = summary(episodes)
+    print(f"success {figures['successes']}/{figures['episodes']} ({figures['success_rate']:.0%}, 95% "
+          f"{figures['wilson_95'][0]:.0%}-{figures['wilson_95'][1]:.0%}); planning median "
+          f"{figures['planning_ms_median'] or 0:.1f} ms per object; failures {figures['failures_by_code'] or 'none'}")
+    if args.out:
+        command = (f"conceptagent bench --suite grasp --objects {args.objects} --clutter {args.clutter} "
+                   f"--seeds {args.seeds}")
+        for path in write_results(episodes, Path(args.out), command, args.clutter):
+            print(f"wrote {path}")
+        if picture is not None and picture.exists():
+            print(f"wrote {picture}")
+    return EXIT_OK
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
     from conceptagent_ros.evaluation.journal import EpisodeJournal
@@ -145,6 +177,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.suite and "eai-virtualhome" in args.suite:
         return _bench_eai(args)
+    if args.suite and "grasp" in args.suite:
+        return _bench_grasp(args)
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:

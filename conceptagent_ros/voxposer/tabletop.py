@@ -62,8 +62,21 @@ CABINET_DEPTH, CABINET_WIDTH, DRAWER_HEIGHT = 0.16, 0.24, 0.08
 
 
 @dataclass(frozen=True)
+class UrdfObject:
+    """A graspable thing from a URDF file (pybullet_data's objects, random_urdfs, your own)."""
+
+    name: str
+    urdf: str  # a path, or one relative to pybullet_data
+    position: tuple[float, float, float]
+    orientation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)  # x, y, z, w
+    scale: float = 1.0
+    fixed: bool = False  # a receptacle that stays put (a tray)
+
+
+@dataclass(frozen=True)
 class TabletopScene:
     blocks: tuple[BlockSpec, ...] = ()
+    objects: tuple[UrdfObject, ...] = ()
     lines: tuple[LineSpec, ...] = ()
     grasped: str | None = None  # a block that starts in the gripper
     cabinet: CabinetSpec | None = None
@@ -86,7 +99,8 @@ class Camera:
 class Tabletop(PhysicsClient):
     """One PyBullet world (DIRECT, or GUI with gui=True). Not thread-safe; one per process is simplest."""
 
-    def __init__(self, scene: TabletopScene, gui: bool = False, sim_hz: int = 240) -> None:
+    def __init__(self, scene: TabletopScene, gui: bool = False, sim_hz: int = 240,
+                 camera_size: tuple[int, int] = (128, 96)) -> None:
         p = self.connect(gui)
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
         p.setTimeStep(1.0 / sim_hz, physicsClientId=self.client)
@@ -95,7 +109,7 @@ class Tabletop(PhysicsClient):
         self.scene = scene
         self.names: dict[tuple[int, int], str] = {}  # (body, link) -> name; link -1 is a body's base
         self._build(scene)
-        self.cameras = self._cameras()
+        self.cameras = self._cameras(*camera_size)
         self.gripper_closed = 0.0
         self.ee_trace: list[np.ndarray] = []
         self.speed_trace: list[float] = []
@@ -136,6 +150,13 @@ class Tabletop(PhysicsClient):
             body = p.createMultiBody(0, -1, visual, [mid[0], mid[1], 0.001],
                                      p.getQuaternionFromEuler([0, 0, yaw]), physicsClientId=c)
             self.names[(body, -1)] = line.name
+        self.things: dict[str, int] = {}
+        for thing in scene.objects:
+            body = p.loadURDF(thing.urdf, list(thing.position), list(thing.orientation), globalScaling=thing.scale,
+                              useFixedBase=thing.fixed, physicsClientId=c)
+            self.things[thing.name] = body
+            for link in range(-1, p.getNumJoints(body, physicsClientId=c)):
+                self.names[(body, link)] = thing.name
         self.cabinet: int | None = None
         if scene.cabinet is not None:
             self._build_cabinet(scene.cabinet)
@@ -180,14 +201,14 @@ class Tabletop(PhysicsClient):
                 return -float(self.p.getJointState(body, link, physicsClientId=self.client)[0])
         raise KeyError(name)
 
-    def _cameras(self) -> list[Camera]:
+    def _cameras(self, width: int, height: int) -> list[Camera]:
         p = self.p
         mid = ((TABLE_UPPER[0] + TABLE_LOWER[0]) / 2, (TABLE_UPPER[1] + TABLE_LOWER[1]) / 2, 0.0)
         eyes = [(mid[0] + 0.7, mid[1], 0.6), (mid[0] - 0.45, mid[1], 0.8), (mid[0], mid[1] + 0.7, 0.6),
                 (mid[0], mid[1] - 0.7, 0.6)]
         cameras = []
         for eye in eyes:
-            cam = Camera(eye, mid)
+            cam = Camera(eye, mid, width, height)
             cam.view = np.asarray(p.computeViewMatrix(eye, mid, [0, 0, 1]), dtype=float).reshape(4, 4, order="F")
             cam.projection = np.asarray(p.computeProjectionMatrixFOV(cam.fov, cam.width / cam.height, cam.near, cam.far),
                                         dtype=float).reshape(4, 4, order="F")
@@ -244,6 +265,14 @@ class Tabletop(PhysicsClient):
         self._set_fingers(self.gripper_closed, settle=False)
         for joint in FINGER_JOINTS:
             self.p.resetJointState(self.robot, joint, 0.04 * (1 - self.gripper_closed), physicsClientId=self.client)
+
+    def set_gripper(self, closed: bool) -> None:
+        """Close the fingers (on whatever is between them) or open them, and let them settle."""
+        self._set_fingers(1.0 if closed else 0.0)
+
+    def finger_gap(self) -> float:
+        """The distance between the fingers (m): 0.08 open, about 0 closed on nothing."""
+        return float(sum(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in FINGER_JOINTS))
 
     def _set_fingers(self, closed: float, settle: bool = True) -> None:
         self.gripper_closed = float(closed >= 0.5)

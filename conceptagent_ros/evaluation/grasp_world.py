@@ -1,0 +1,160 @@
+"""The physical grasping world: pybullet_data's Panda on the VoxPoser tabletop, with graspable
+things from pybullet_data (the named objects and the procedurally generated random_urdfs) dropped
+on the table at seeded random poses, seen by the tabletop's four RGB-D cameras.
+
+What the planners get is what the cameras see: per object, the depth pixels its segmentation mask
+covers, back-projected to the world (segmentation from the simulator's masks, geometry from
+depth), and the table's pixels likewise. The arm is driven through `PandaHand`, the Arm protocol
+of manipulation/pick_executor.py, with its reach checked on a kinematic copy of the arm in a second
+PyBullet client so that checking never disturbs the physical one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.manipulation.clouds import voxel_thin
+from conceptagent_ros.voxposer.physics_client import PhysicsClient
+from conceptagent_ros.voxposer.tabletop import ARM_JOINTS, EE_LINK, Tabletop, TabletopScene, UrdfObject
+
+# name -> (URDF relative to pybullet_data, scale): the issue's named objects, at their own size
+NAMED_OBJECTS: dict[str, tuple[str, float]] = {
+    "duck": ("duck_vhacd.urdf", 1.0), "teddy": ("teddy_vhacd.urdf", 1.0), "mug": ("objects/mug.urdf", 1.0),
+    "lego": ("lego/lego.urdf", 1.0), "jenga": ("jenga/jenga.urdf", 1.0), "sphere": ("sphere_small.urdf", 1.0),
+    "cube": ("cube_small.urdf", 1.0),
+}
+# random_urdfs are ~10 cm across, wider than the Panda's 8 cm hand: scaled to ~6 cm, as a hand of
+# that size would meet such things
+RANDOM_SCALE = 0.6
+RANDOM_COUNT = 1000
+# the hand frame (manipulation/frames.py) sits half a finger deep between the fingers; the Panda's
+# grasp target link is this much further along the approach
+TOOL_OFFSET = 0.02
+AREA_LOWER, AREA_UPPER = (0.40, -0.18), (0.62, 0.18)  # where things are dropped
+CAMERA_SIZE = (256, 192)
+
+
+def object_urdf(spec: str) -> tuple[str, float]:
+    """`duck`, ... or `random:N`: its URDF (pybullet_data relative) and scale."""
+    if spec in NAMED_OBJECTS:
+        return NAMED_OBJECTS[spec]
+    if spec.startswith("random:"):
+        index = int(spec.split(":", 1)[1])
+        if not 0 <= index < RANDOM_COUNT:
+            raise ConceptAgentError(f"random_urdfs run 0..{RANDOM_COUNT - 1}; got {index}")
+        return f"random_urdfs/{index:03d}/{index:03d}.urdf", RANDOM_SCALE
+    raise ConceptAgentError(f"unknown object {spec!r}: one of {', '.join(NAMED_OBJECTS)} or random:N")
+
+
+def _drop_poses(count: int, rng: np.random.Generator, spacing: float = 0.11) -> list[tuple[float, float, float]]:
+    """(x, y, yaw) for `count` things, at least `spacing` apart where the area allows."""
+    poses: list[tuple[float, float, float]] = []
+    for _ in range(count):
+        for _try in range(200):
+            x, y = rng.uniform(AREA_LOWER[0], AREA_UPPER[0]), rng.uniform(AREA_LOWER[1], AREA_UPPER[1])
+            if all((x - px) ** 2 + (y - py) ** 2 >= spacing ** 2 for px, py, _ in poses):
+                break
+        poses.append((float(x), float(y), float(rng.uniform(-np.pi, np.pi))))
+    return poses
+
+
+class GraspWorld:
+    """`GraspWorld(["duck", "random:12"], seed)`: the things dropped and settled on the table."""
+
+    def __init__(self, objects: list[str], seed: int, gui: bool = False):
+        rng = np.random.default_rng(seed)
+        things = []
+        for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng), objects):
+            urdf, scale = object_urdf(spec)
+            tumble = Rotation.from_euler("xyz", [0.0, 0.0, yaw]).as_quat()
+            things.append(UrdfObject(spec, urdf, (x, y, 0.08), tuple(tumble), scale))  # type: ignore[arg-type]
+        self.table = Tabletop(TabletopScene(objects=tuple(things)), gui=gui, camera_size=CAMERA_SIZE)
+        p, c = self.table.p, self.table.client
+        for body in self.table.things.values():
+            p.changeDynamics(body, -1, lateralFriction=1.0, spinningFriction=0.002, physicsClientId=c)
+        for finger in (9, 10):
+            p.changeDynamics(self.table.robot, finger, lateralFriction=1.2, physicsClientId=c)
+        self.table.step(480)  # two seconds: dropped things come to rest
+        self.kinematics = PandaKinematics()
+
+    @property
+    def objects(self) -> list[str]:
+        return list(self.table.things)
+
+    def perceive(self) -> dict[str, np.ndarray]:
+        """Per object (and "table"), the world points its pixels cover in the four cameras."""
+        tabletop = self.table
+        seen: dict[str, list[np.ndarray]] = {}
+        bodies = {**tabletop.things, "table": tabletop.table_id}
+        for camera in tabletop.cameras:
+            _, world, seg = tabletop.render(camera)
+            body_ids = np.where(seg >= 0, seg & ((1 << 24) - 1), -1)
+            for name, body in bodies.items():
+                mask = body_ids == body
+                if mask.any():
+                    seen.setdefault(name, []).append(world[mask])
+        clouds = {name: np.concatenate(parts) for name, parts in seen.items()}
+        if "table" in clouds:
+            clouds["table"] = voxel_thin(clouds["table"], 0.01)
+        return clouds
+
+    def hand(self) -> PandaHand:
+        return PandaHand(self.table)
+
+    def close(self) -> None:
+        self.kinematics.close()
+        self.table.close()
+
+
+def _panda_orientation(rotation: np.ndarray) -> np.ndarray:
+    """The Panda grasp target's quaternion for a hand frame: its fingers move along its y, it points along z."""
+    ee = np.column_stack([-rotation[:, 1], rotation[:, 0], rotation[:, 2]])
+    return Rotation.from_matrix(ee).as_quat()
+
+
+@dataclass
+class PandaHand:
+    """The Arm protocol on the tabletop's Panda."""
+
+    table: Tabletop
+
+    def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
+        target = np.asarray(position, dtype=float) + rotation[:, 2] * TOOL_OFFSET
+        return self.table.move_to(target, _panda_orientation(rotation), speed=speed)
+
+    def open_hand(self) -> None:
+        self.table.set_gripper(False)
+
+    def close_hand(self) -> float:
+        self.table.set_gripper(True)
+        return self.table.finger_gap()
+
+    def finger_gap(self) -> float:
+        return self.table.finger_gap()
+
+
+class PandaKinematics(PhysicsClient):
+    """A kinematic copy of the Panda in a PyBullet client of its own: is a hand pose reachable?"""
+
+    def __init__(self, tolerance: float = 0.01, angle_tolerance_deg: float = 10.0):
+        p = self.connect(False)
+        self.robot = p.loadURDF("franka_panda/panda.urdf", [0, 0, 0], useFixedBase=True, physicsClientId=self.client)
+        self.tolerance, self.angle_tolerance = tolerance, np.radians(angle_tolerance_deg)
+
+    def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
+        """For a hand-frame pose (position, quaternion x y z w)."""
+        p, c = self.p, self.client
+        rotation = Rotation.from_quat(quaternion).as_matrix()
+        target = np.asarray(position, dtype=float) + rotation[:, 2] * TOOL_OFFSET
+        orientation = _panda_orientation(rotation)
+        joints = p.calculateInverseKinematics(self.robot, EE_LINK, target.tolist(), orientation.tolist(),
+                                              maxNumIterations=100, residualThreshold=1e-4, physicsClientId=c)
+        for joint, angle in zip(ARM_JOINTS, joints):
+            p.resetJointState(self.robot, joint, angle, physicsClientId=c)
+        state = p.getLinkState(self.robot, EE_LINK, computeForwardKinematics=True, physicsClientId=c)
+        error = float(np.linalg.norm(np.asarray(state[4]) - target))
+        turn = (Rotation.from_quat(state[5]).inv() * Rotation.from_quat(orientation)).magnitude()
+        return error <= self.tolerance and turn <= self.angle_tolerance
