@@ -40,3 +40,19 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str =
             return
         time.sleep(0.01)
     raise AssertionError(f"{what} not met within {timeout} s")
+
+
+def interrupt(process, timeout: float) -> tuple[str, bool]:
+    """Ctrl-C a child as a terminal would; its output, and whether it ended within `timeout` (else
+    it is killed)."""
+    import signal
+    import subprocess
+
+    process.send_signal(signal.SIGINT)
+    try:
+        out, _ = process.communicate(timeout=timeout)
+        return out or "", True
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+        return out or "", False

@@ -3,12 +3,12 @@ arbitrary instructions (control characters, very long, unicode, empty, PDDL-look
 goal strings. The planner node answers each -- a goal with success or a clear rejection, a command
 with a terminal task status and its reason -- and keeps serving: a real task succeeds afterwards.
 
-The graph is `conceptagent ros up` in a child process; this process talks to it with rclpy alone.
+The graph is `conceptagent ros up` in a child process; this process talks to it with rclpy (and the
+project's lock-fixed ActionClient, see conceptagent_ros/ros/action_client.py).
 """
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,18 +19,18 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from ros_helpers import require_ros, wait_future
+from ros_helpers import interrupt, require_ros, wait_future
 
 require_ros()
 
 import rclpy  # noqa: E402
-from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from conceptagent_ros.action import ExecuteTask  # noqa: E402
 from conceptagent_ros.msg import TaskStatus  # noqa: E402
+from conceptagent_ros.ros.action_client import ActionClient  # noqa: E402  (rclpy's, with ros2/rclpy#1308's lock)
 
 NS = "conceptagent"
 TERMINAL = {TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED, TaskStatus.REJECTED, TaskStatus.PREEMPTED}
@@ -124,12 +124,7 @@ def operator() -> Iterator[Operator]:
             assert graph.poll() is None, "the graph process died under the traffic"
         finally:
             client.close()
-            graph.send_signal(signal.SIGINT)
-            try:
-                out, _ = graph.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                graph.kill()
-                out, _ = graph.communicate()
+            out, _ended = interrupt(graph, 15)
             assert "Traceback" not in out, out[-3000:]
 
 

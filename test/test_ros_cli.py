@@ -3,12 +3,11 @@ and `say` in others, over DDS on a reserved domain."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import interrupt, require_ros
 
 require_ros()
 
@@ -24,12 +23,7 @@ def ros_up():
         try:
             yield env
         finally:
-            graph.send_signal(signal.SIGINT)
-            try:
-                out, _ = graph.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                graph.kill()
-                out, _ = graph.communicate()
+            out, _ended = interrupt(graph, 15)
             assert graph.returncode == 0, out[-2000:]  # Ctrl-C is a clean shutdown
             assert "Traceback" not in out
 

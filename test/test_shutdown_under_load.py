@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import interrupt, require_ros
 
 require_ros()
 
@@ -88,12 +87,8 @@ def test_ctrl_c_with_a_skill_running_exits_within_a_few_seconds_under_load(cpu_b
                 time.sleep(0.5 + round_ * 0.7)  # a little later in the step each round
                 assert graph.poll() is None, "the graph ended before it was asked to"
                 signalled = time.monotonic()
-                graph.send_signal(signal.SIGINT)
-                try:
-                    out, _ = graph.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    graph.kill()
-                    out, _ = graph.communicate()
+                out, ended = interrupt(graph, 30)
+                if not ended:
                     pytest.fail(f"round {round_}: `ros up` still running 30 s after Ctrl-C\n{out[-2000:]}")
                 took = time.monotonic() - signalled
                 assert took <= EXIT_BOUND_S, f"round {round_}: exit took {took:.1f} s after Ctrl-C\n{out[-2000:]}"

@@ -90,6 +90,7 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
         raise ManipulationError("COLLISION", f"a drawer moves a positive distance; got {distance}")
     front = front_geometry(points, robot_base, cfg)
     direction = front.normal if action == "open" else -front.normal
+    grip: Literal["handle", "edge"]
     if front.handle is not None:
         # approach against the normal, fingers closing up and down across a horizontal bar
         rotation = hand_frame(-front.normal, np.array([0.0, 0.0, 1.0]))

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from action_msgs.msg import GoalStatus
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.client_node import ClientNode
 from conceptagent_ros.ros.conversions.scene import GraphSnapshot, graph_from_msg
 from conceptagent_ros.ros.conversions.skills import call_to_msg, outcome_from_result

@@ -26,7 +26,7 @@ import time
 
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -34,6 +34,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
+from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
 from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position, resolve_alias
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result

@@ -6,13 +6,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from std_msgs.msg import String
 
 from conceptagent_ros.action import ExecuteTask
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep
+from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.futures import wait_done
 
 SERVER_GONE_S = 5.0

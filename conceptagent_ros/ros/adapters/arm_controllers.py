@@ -181,7 +181,7 @@ class JointTrajectoryArm(_RosArm):
                 raise VoxPoserError("controller", "arm:=follow_joint_trajectory needs control_msgs "
                                                   f"(apt install ros-$ROS_DISTRO-control-msgs): {exc}") from None
             action_type = FollowJointTrajectory
-        from rclpy.action import ActionClient
+        from conceptagent_ros.ros.action_client import ActionClient
 
         self.action_type = action_type
         self.kinematics = kinematics

@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 
 from conceptagent_ros.action import SynthesizeTrajectory
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.voxposer_bench import Judged, run_templates, write_bench_files
+from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.client_node import ClientNode
 from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.ros.graph_process import isolated_domain, running
