@@ -43,7 +43,7 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--suite", action="append",
                        help="built-in suite: easy, moderate, hard (repeatable); voxposer; eai-virtualhome "
                             "(Embodied Agent Interface's VirtualHome tasks); grasp (the physical Panda picking "
-                            "pybullet_data's objects)")
+                            "pybullet_data's objects); place (picking each and putting it into a tray)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
     bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
@@ -67,7 +67,7 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--template", action="append", type=int, metavar="N",
                        help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
     bench.add_argument("--objects", default="named",
-                       help="grasp suite: named, random:A-B (random_urdfs ids) or a comma list (default named)")
+                       help="grasp and place suites: named, random:A-B (random_urdfs ids) or a comma list (default named)")
     bench.add_argument("--clutter", type=positive_int, default=1,
                        help="grasp suite: objects on the table together, each picked in turn (default 1)")
     bench.set_defaults(func=cmd_bench)
@@ -153,6 +153,25 @@ def _bench_grasp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench_place(args: argparse.Namespace) -> int:
+    if len(args.suite) > 1 or args.tasks:
+        raise ConceptAgentError("--suite place runs on its own (it is a different world)")
+    from conceptagent_ros.evaluation.grasp_bench import parse_objects
+    from conceptagent_ros.evaluation.place_bench import run_place_bench, write_results
+
+    objects = parse_objects(args.objects)
+    print(f"Picking {len(objects)} object{'s' if len(objects) != 1 else ''} x {args.seeds} seed"
+          f"{'s' if args.seeds != 1 else ''} and placing each into a tray", flush=True)
+    episodes = run_place_bench(objects, args.seeds, sys.stdout)
+    wins = sum(e.success for e in episodes)
+    print(f"placed {wins}/{len(episodes)} ({wins / len(episodes):.0%})")
+    if args.out:
+        command = f"conceptagent bench --suite place --objects {args.objects} --seeds {args.seeds}"
+        for path in write_results(episodes, Path(args.out), command):
+            print(f"wrote {path}")
+    return EXIT_OK
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
     from conceptagent_ros.evaluation.journal import EpisodeJournal
@@ -179,6 +198,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_eai(args)
     if args.suite and "grasp" in args.suite:
         return _bench_grasp(args)
+    if args.suite and "place" in args.suite:
+        return _bench_place(args)
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:

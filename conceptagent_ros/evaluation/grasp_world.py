@@ -49,36 +49,71 @@ def object_urdf(spec: str) -> tuple[str, float]:
     raise ConceptAgentError(f"unknown object {spec!r}: one of {', '.join(NAMED_OBJECTS)} or random:N")
 
 
-def _drop_poses(count: int, rng: np.random.Generator, spacing: float = 0.11) -> list[tuple[float, float, float]]:
-    """(x, y, yaw) for `count` things, at least `spacing` apart where the area allows."""
+def _drop_poses(count: int, rng: np.random.Generator, spacing: float = 0.11,
+                keep_clear: TraySpec | None = None) -> list[tuple[float, float, float]]:
+    """(x, y, yaw) for `count` things, at least `spacing` apart (and off the tray) where the area allows."""
     poses: list[tuple[float, float, float]] = []
     for _ in range(count):
         for _try in range(200):
             x, y = rng.uniform(AREA_LOWER[0], AREA_UPPER[0]), rng.uniform(AREA_LOWER[1], AREA_UPPER[1])
-            if all((x - px) ** 2 + (y - py) ** 2 >= spacing ** 2 for px, py, _ in poses):
+            clear_of_tray = keep_clear is None or not keep_clear.inside(np.array([x, y]), margin=-0.08)
+            if clear_of_tray and all((x - px) ** 2 + (y - py) ** 2 >= spacing ** 2 for px, py, _ in poses):
                 break
         poses.append((float(x), float(y), float(rng.uniform(-np.pi, np.pi))))
     return poses
 
 
-class GraspWorld:
-    """`GraspWorld(["duck", "random:12"], seed)`: the things dropped and settled on the table."""
+@dataclass(frozen=True)
+class TraySpec:
+    """A small open tray standing on the table: a floor and four walls, fixed in place."""
 
-    def __init__(self, objects: list[str], seed: int, gui: bool = False):
+    centre: tuple[float, float]
+    inner: tuple[float, float] = (0.16, 0.14)  # inside length (x) and width (y)
+    wall_height: float = 0.035
+    wall: float = 0.008  # thickness of floor and walls
+
+    def inside(self, point: np.ndarray, margin: float = 0.0) -> bool:
+        """Whether an (x, y) lies within the walls' inner faces, `margin` in from them."""
+        return (abs(float(point[0]) - self.centre[0]) <= self.inner[0] / 2 - margin
+                and abs(float(point[1]) - self.centre[1]) <= self.inner[1] / 2 - margin)
+
+
+class GraspWorld:
+    """`GraspWorld(["duck", "random:12"], seed)`: the things dropped and settled on the table (and,
+    with `tray`, a tray standing apart from them)."""
+
+    def __init__(self, objects: list[str], seed: int, gui: bool = False, tray: TraySpec | None = None):
         rng = np.random.default_rng(seed)
         things = []
-        for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng), objects):
+        for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng, keep_clear=tray), objects):
             urdf, scale = object_urdf(spec)
             tumble = Rotation.from_euler("xyz", [0.0, 0.0, yaw]).as_quat()
             things.append(UrdfObject(spec, urdf, (x, y, 0.08), tuple(tumble), scale))  # type: ignore[arg-type]
         self.table = Tabletop(TabletopScene(objects=tuple(things)), gui=gui, camera_size=CAMERA_SIZE)
         p, c = self.table.p, self.table.client
+        self.tray = tray
+        self.tray_bodies = self._build_tray(tray) if tray is not None else []
         for body in self.table.things.values():
             p.changeDynamics(body, -1, lateralFriction=1.0, spinningFriction=0.002, physicsClientId=c)
         for finger in (9, 10):
             p.changeDynamics(self.table.robot, finger, lateralFriction=1.2, physicsClientId=c)
         self.table.step(480)  # two seconds: dropped things come to rest
         self.kinematics = PandaKinematics()
+
+    def _build_tray(self, tray: TraySpec) -> list[int]:
+        p, c = self.table.p, self.table.client
+        (cx, cy), (lx, ly), h, t = tray.centre, tray.inner, tray.wall_height, tray.wall
+        boxes = [((cx, cy, t / 2), (lx / 2 + t, ly / 2 + t, t / 2))]  # the floor
+        for side in (-1, 1):
+            boxes.append(((cx + side * (lx / 2 + t / 2), cy, h / 2), (t / 2, ly / 2 + t, h / 2)))
+            boxes.append(((cx, cy + side * (ly / 2 + t / 2), h / 2), (lx / 2, t / 2, h / 2)))
+        bodies = []
+        for centre, half in boxes:
+            shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=list(half), physicsClientId=c)
+            visual = p.createVisualShape(p.GEOM_BOX, halfExtents=list(half), rgbaColor=[0.3, 0.5, 0.8, 1],
+                                         physicsClientId=c)
+            bodies.append(p.createMultiBody(0, shape, visual, list(centre), physicsClientId=c))
+        return bodies
 
     @property
     def objects(self) -> list[str]:
@@ -88,12 +123,15 @@ class GraspWorld:
         """Per object (and "table"), the world points its pixels cover in the four cameras."""
         tabletop = self.table
         seen: dict[str, list[np.ndarray]] = {}
-        bodies = {**tabletop.things, "table": tabletop.table_id}
+        bodies = {name: [body] for name, body in tabletop.things.items()}
+        bodies["table"] = [tabletop.table_id]
+        if self.tray_bodies:
+            bodies["tray"] = self.tray_bodies
         for camera in tabletop.cameras:
             _, world, seg = tabletop.render(camera)
             body_ids = np.where(seg >= 0, seg & ((1 << 24) - 1), -1)
-            for name, body in bodies.items():
-                mask = body_ids == body
+            for name, ids in bodies.items():
+                mask = np.isin(body_ids, ids)
                 if mask.any():
                     seen.setdefault(name, []).append(world[mask])
         clouds = {name: np.concatenate(parts) for name, parts in seen.items()}
