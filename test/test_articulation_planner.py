@@ -98,3 +98,25 @@ def test_a_horizontal_surface_is_not_a_front(gripper) -> None:
     with pytest.raises(ManipulationError) as failure:
         plan_drawer(shelf, BASE, gripper, "open", 0.1)
     assert failure.value.code == "EMPTY_CLOUD" and "vertical front" in str(failure.value)
+
+
+def pulled_out(x_front=0.5, depth=0.15, y=0.0, z=0.2, width=0.24, height=0.08, spacing=0.003) -> np.ndarray:
+    """A drawer pulled out: its front (sparse, seen at a grazing angle) and both sides (densely seen)."""
+    sides = []
+    xs = np.arange(x_front, x_front + depth, spacing)
+    zs = np.arange(z - height / 2, z + height / 2 + 1e-9, spacing)
+    xx, zz = np.meshgrid(xs, zs)
+    for side_y in (y - width / 2, y + width / 2):
+        sides.append(np.column_stack([xx.ravel(), np.full(xx.size, side_y), zz.ravel()]))
+    return np.concatenate([front(x=x_front, y=y, z=z, width=width, height=height, spacing=0.008), *sides])
+
+
+def test_a_pulled_out_drawers_front_is_found_among_its_sides_and_its_opening_measured(gripper) -> None:
+    cloud = pulled_out(x_front=0.513)
+    front_only = front(x=0.513, spacing=0.008)
+    sides = len(cloud) - len(front_only)
+    assert sides > 2 * len(front_only)  # the sides outnumber the front, as the side cameras see them
+    seen = front_geometry(cloud, BASE)
+    assert seen.normal == pytest.approx([-1.0, 0.0, 0.0], abs=0.05)
+    closed = front_geometry(np.concatenate([front(), bar()]), BASE)
+    assert drawer_opening(cloud, closed) == pytest.approx(0.087, abs=0.004)

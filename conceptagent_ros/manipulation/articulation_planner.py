@@ -64,7 +64,8 @@ class ArticulationPlan:
 def front_geometry(points: object, robot_base: object, config: ArticulationConfig | None = None) -> FrontGeometry:
     cfg = config or ArticulationConfig()
     cloud = clean(points, "front")
-    plane = _vertical_plane(cloud, cfg)
+    towards = np.asarray(robot_base, dtype=float)[:2] - cloud[:, :2].mean(axis=0)
+    plane = _vertical_plane(cloud, cfg, towards / max(float(np.linalg.norm(towards)), 1e-9))
     normal = plane.normal.copy()
     normal[2] = 0.0
     normal /= np.linalg.norm(normal)
@@ -151,20 +152,27 @@ def drawer_opening(front_now: object, closed_front: FrontGeometry, config: Artic
     """How far (m) a drawer stands out from where its front was when closed, measured from the
     front's points as seen now: the plane's shift along the closed front's normal."""
     cfg = config or ArticulationConfig()
-    plane = _vertical_plane(clean(front_now, "front"), cfg)
+    plane = _vertical_plane(clean(front_now, "front"), cfg, closed_front.normal)
     return float((plane.inliers.mean(axis=0) - closed_front.centre) @ closed_front.normal)
 
 
-def _vertical_plane(cloud: np.ndarray, cfg: ArticulationConfig) -> Plane:
-    """The largest plane whose normal is near horizontal (a front), looking past horizontal ones."""
+def _vertical_plane(cloud: np.ndarray, cfg: ArticulationConfig, facing: np.ndarray | None = None) -> Plane:
+    """A plane of the part whose normal is near horizontal (a front). With `facing` (a horizontal
+    direction, toward the robot), the one whose normal is most nearly along it: a drawer pulled out
+    shows its sides too, and they can hold more points than its front. Without, the largest."""
     remaining = cloud
-    for _ in range(4):
+    fronts: list[Plane] = []
+    for _ in range(6):
         plane = fit_plane(remaining, cfg.plane_threshold, cfg.min_front_points)
         if plane is None:
             break
         tilt_from_horizontal = float(np.degrees(np.arcsin(np.clip(abs(plane.normal[2]), 0.0, 1.0))))
         if tilt_from_horizontal <= cfg.max_vertical_tilt_deg:
-            return plane
+            if facing is None:
+                return plane
+            fronts.append(plane)
         keep = np.abs(plane.height(remaining)) > cfg.plane_threshold
         remaining = remaining[keep]
+    if fronts and facing is not None:
+        return max(fronts, key=lambda f: abs(float(f.normal[:2] @ facing[:2])))
     raise ManipulationError("EMPTY_CLOUD", f"no vertical front of {cfg.min_front_points}+ points among the part's points")
