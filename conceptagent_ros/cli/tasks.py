@@ -43,7 +43,8 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--suite", action="append",
                        help="built-in suite: easy, moderate, hard (repeatable); voxposer; eai-virtualhome "
                             "(Embodied Agent Interface's VirtualHome tasks); grasp (the physical Panda picking "
-                            "pybullet_data's objects); place (picking each and putting it into a tray)")
+                            "pybullet_data's objects); place (picking each and putting it into a tray); drawer (opening "
+                            "and closing the cabinet's drawers)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
     bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
@@ -172,6 +173,21 @@ def _bench_place(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench_drawer(args: argparse.Namespace) -> int:
+    if len(args.suite) > 1 or args.tasks:
+        raise ConceptAgentError("--suite drawer runs on its own (it is a different world)")
+    from conceptagent_ros.evaluation.drawer_bench import run_drawer_bench, summary_line, write_results
+
+    print(f"Opening and closing each of the cabinet's three drawers, {args.seeds} seed{'s' if args.seeds != 1 else ''}",
+          flush=True)
+    episodes = run_drawer_bench(args.seeds, sys.stdout)
+    print(summary_line(episodes))
+    if args.out:
+        for path in write_results(episodes, Path(args.out), f"conceptagent bench --suite drawer --seeds {args.seeds}"):
+            print(f"wrote {path}")
+    return EXIT_OK
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
     from conceptagent_ros.evaluation.journal import EpisodeJournal
@@ -200,6 +216,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_grasp(args)
     if args.suite and "place" in args.suite:
         return _bench_place(args)
+    if args.suite and "drawer" in args.suite:
+        return _bench_drawer(args)
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:

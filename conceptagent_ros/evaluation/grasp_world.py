@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.clouds import voxel_thin
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
-from conceptagent_ros.voxposer.tabletop import ARM_JOINTS, EE_LINK, Tabletop, TabletopScene, UrdfObject
+from conceptagent_ros.voxposer.tabletop import ARM_JOINTS, EE_LINK, REST_POSE, CabinetSpec, Tabletop, TabletopScene, UrdfObject
 
 # name -> (URDF relative to pybullet_data, scale): the issue's named objects, at their own size
 NAMED_OBJECTS: dict[str, tuple[str, float]] = {
@@ -82,14 +82,15 @@ class GraspWorld:
     """`GraspWorld(["duck", "random:12"], seed)`: the things dropped and settled on the table (and,
     with `tray`, a tray standing apart from them)."""
 
-    def __init__(self, objects: list[str], seed: int, gui: bool = False, tray: TraySpec | None = None):
+    def __init__(self, objects: list[str], seed: int, gui: bool = False, tray: TraySpec | None = None,
+                 cabinet: CabinetSpec | None = None):
         rng = np.random.default_rng(seed)
         things = []
         for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng, keep_clear=tray), objects):
             urdf, scale = object_urdf(spec)
             tumble = Rotation.from_euler("xyz", [0.0, 0.0, yaw]).as_quat()
             things.append(UrdfObject(spec, urdf, (x, y, 0.08), tuple(tumble), scale))  # type: ignore[arg-type]
-        self.table = Tabletop(TabletopScene(objects=tuple(things)), gui=gui, camera_size=CAMERA_SIZE)
+        self.table = Tabletop(TabletopScene(objects=tuple(things), cabinet=cabinet), gui=gui, camera_size=CAMERA_SIZE)
         p, c = self.table.p, self.table.client
         self.tray = tray
         self.tray_bodies = self._build_tray(tray) if tray is not None else []
@@ -127,11 +128,19 @@ class GraspWorld:
         bodies["table"] = [tabletop.table_id]
         if self.tray_bodies:
             bodies["tray"] = self.tray_bodies
+        # the cabinet by part: its carcass ("cabinet") and each drawer, a link of its own
+        parts = {name: key for key, name in tabletop.names.items() if tabletop.cabinet is not None
+                 and key[0] == tabletop.cabinet}
         for camera in tabletop.cameras:
             _, world, seg = tabletop.render(camera)
             body_ids = np.where(seg >= 0, seg & ((1 << 24) - 1), -1)
+            link_ids = np.where(seg >= 0, (seg >> 24) - 1, -2)
             for name, ids in bodies.items():
                 mask = np.isin(body_ids, ids)
+                if mask.any():
+                    seen.setdefault(name, []).append(world[mask])
+            for name, (body, link) in parts.items():
+                mask = (body_ids == body) & (link_ids == link)
                 if mask.any():
                     seen.setdefault(name, []).append(world[mask])
         clouds = {name: np.concatenate(parts) for name, parts in seen.items()}
@@ -139,8 +148,8 @@ class GraspWorld:
             clouds["table"] = voxel_thin(clouds["table"], 0.01)
         return clouds
 
-    def hand(self) -> PandaHand:
-        return PandaHand(self.table)
+    def hand(self, joint_space_fallback: bool = False) -> PandaHand:
+        return PandaHand(self.table, self.kinematics if joint_space_fallback else None)
 
     def close(self) -> None:
         self.kinematics.close()
@@ -155,13 +164,38 @@ def _panda_orientation(rotation: np.ndarray) -> np.ndarray:
 
 @dataclass
 class PandaHand:
-    """The Arm protocol on the tabletop's Panda."""
+    """The Arm protocol on the tabletop's Panda. Moves are straight lines of the hand (the
+    tabletop's IK tracking); where tracking from the present joints cannot get there (a large turn
+    of the wrist, as from pointing down to pointing forward), the arm first goes in joint space to
+    an IK solution within the joints' limits found on the kinematic copy, then finishes in a line."""
 
     table: Tabletop
+    kinematics: PandaKinematics | None = None  # None: straight lines only (as the grasp and place benches ran)
 
     def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
         target = np.asarray(position, dtype=float) + rotation[:, 2] * TOOL_OFFSET
-        return self.table.move_to(target, _panda_orientation(rotation), speed=speed)
+        orientation = _panda_orientation(rotation)
+        if self.table.move_to(target, orientation, speed=speed):
+            return True
+        if self.kinematics is None:
+            return False
+        # the solution nearest the rest pose, reached through the rest pose: away from the table
+        solution = self.kinematics.solve(target, orientation, list(REST_POSE))
+        if solution is None:
+            return False
+        self._joint_move(list(REST_POSE))
+        self._joint_move(solution)
+        return self.table.move_to(target, orientation, speed=speed)
+
+    def _joint_move(self, goal: list[float], rad_per_s: float = 1.0) -> None:
+        table, p, c = self.table, self.table.p, self.table.client
+        now = [p.getJointState(table.robot, j, physicsClientId=c)[0] for j in ARM_JOINTS]
+        steps = max(60, int(max(abs(a - b) for a, b in zip(goal, now)) / rad_per_s * 240))
+        for k in range(1, steps + 1):
+            for joint, a, b in zip(ARM_JOINTS, now, goal):
+                p.setJointMotorControl2(table.robot, joint, p.POSITION_CONTROL, a + (b - a) * k / steps, force=240,
+                                        physicsClientId=c)
+            table.step(1)
 
     def open_hand(self) -> None:
         self.table.set_gripper(False)
@@ -181,6 +215,45 @@ class PandaKinematics(PhysicsClient):
         p = self.connect(False)
         self.robot = p.loadURDF("franka_panda/panda.urdf", [0, 0, 0], useFixedBase=True, physicsClientId=self.client)
         self.tolerance, self.angle_tolerance = tolerance, np.radians(angle_tolerance_deg)
+        # IK that knows the joints' limits (PyBullet's null-space form needs every movable joint)
+        movable = [j for j in range(p.getNumJoints(self.robot, physicsClientId=self.client))
+                   if p.getJointInfo(self.robot, j, physicsClientId=self.client)[2] != p.JOINT_FIXED]
+        self.movable = movable
+        info = [p.getJointInfo(self.robot, j, physicsClientId=self.client) for j in movable]
+        self.lower = [float(i[8]) for i in info]
+        self.upper = [float(i[9]) for i in info]
+        self.ranges = [u - lo for lo, u in zip(self.lower, self.upper)]
+
+    def solve(self, target: np.ndarray, orientation: np.ndarray, start: list[float], tries: int = 30) -> list[float] | None:
+        """Arm joint angles within their limits that put the grasp target link at `target` with
+        `orientation`: IK from the present joints, then from seeded random ones; the solution
+        nearest the present joints, or None."""
+        p, c = self.p, self.client
+        rng = np.random.default_rng(0)
+        best: tuple[float, list[float]] | None = None
+        for attempt in range(tries):
+            seed = list(start) + [0.02, 0.02] if attempt == 0 else [rng.uniform(lo, u) for lo, u in
+                                                                     zip(self.lower, self.upper)]
+            for joint, angle in zip(self.movable, seed):
+                p.resetJointState(self.robot, joint, angle, physicsClientId=c)
+            for _ in range(3):  # IK from its own last answer converges in a few rounds
+                joints = list(p.calculateInverseKinematics(
+                    self.robot, EE_LINK, list(target), list(orientation), lowerLimits=self.lower,
+                    upperLimits=self.upper, jointRanges=self.ranges, restPoses=seed, maxNumIterations=200,
+                    residualThreshold=1e-5, physicsClientId=c))
+                for joint, angle in zip(self.movable, joints):
+                    p.resetJointState(self.robot, joint, angle, physicsClientId=c)
+            state = p.getLinkState(self.robot, EE_LINK, computeForwardKinematics=True, physicsClientId=c)
+            turn = (Rotation.from_quat(state[5]).inv() * Rotation.from_quat(orientation)).magnitude()
+            within = all(lo - 1e-3 <= q <= u + 1e-3 for q, lo, u in zip(joints, self.lower, self.upper))
+            if within and np.linalg.norm(np.asarray(state[4]) - target) <= 0.005 and turn <= np.radians(5):
+                arm = joints[:len(ARM_JOINTS)]
+                distance = float(np.abs(np.asarray(arm) - np.asarray(start)).max())
+                if best is None or distance < best[0]:
+                    best = (distance, arm)
+                if attempt == 0:
+                    break
+        return None if best is None else best[1]
 
     def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
         """For a hand-frame pose (position, quaternion x y z w)."""

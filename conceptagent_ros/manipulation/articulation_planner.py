@@ -84,8 +84,11 @@ def front_geometry(points: object, robot_base: object, config: ArticulationConfi
 
 
 def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
-                distance: float, config: ArticulationConfig | None = None) -> ArticulationPlan:
-    """Pull the drawer `distance` metres toward the robot (open) or push it that far back (close)."""
+                distance: float, config: ArticulationConfig | None = None,
+                floor_z: float | None = None) -> ArticulationPlan:
+    """Pull the drawer `distance` metres toward the robot (open) or push it that far back (close).
+    With `floor_z` (the surface the cabinet stands on), a handle too low for the open hand held
+    level is approached pitched down, just enough for the lower finger to clear the floor."""
     cfg = config or ArticulationConfig()
     if not distance > 0:
         raise ManipulationError("COLLISION", f"a drawer moves a positive distance; got {distance}")
@@ -94,7 +97,10 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
     grip: Literal["handle", "edge"]
     if front.handle is not None:
         # approach against the normal, fingers closing up and down across a horizontal bar
-        rotation = hand_frame(-front.normal, np.array([0.0, 0.0, 1.0]))
+        pitch = _pitch_to_clear(front.handle[2], floor_z, gripper)
+        down = np.array([0.0, 0.0, -1.0])
+        approach = -front.normal * np.cos(pitch) + down * np.sin(pitch)
+        rotation = hand_frame(approach, np.array([0.0, 0.0, 1.0]))
         grasp, grip = front.handle.copy(), "handle"
     else:
         # from above, fingers closing across the panel at its top edge's middle
@@ -106,6 +112,22 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
     waypoints = tuple(grasp + direction * distance * (k / steps) for k in range(1, steps + 1))
     return ArticulationPlan("drawer", action, grasp, rotation, waypoints, tuple(rotation for _ in waypoints), grip,
                             distance=distance)
+
+
+def _pitch_to_clear(handle_z: float, floor_z: float | None, gripper: GripperSpec, most_deg: float = 60.0) -> float:
+    """How far (radians) to pitch a level approach down so the open hand (its lower finger, or its
+    housing where that is wider) stays `clearance` above the floor: 0 when level already clears it."""
+    if floor_z is None:
+        return 0.0
+    # how far below the handle the hand reaches when level: its lower finger, or its housing if wider
+    reach_down = max(gripper.max_opening / 2 + gripper.finger_thickness, gripper.palm_length / 2)
+    room = handle_z - floor_z - gripper.clearance
+    if room >= reach_down:
+        return 0.0
+    if room <= 0:
+        raise ManipulationError("COLLISION", f"the handle is {100 * (handle_z - floor_z):.1f} cm above the floor: "
+                                             "no room for a finger under it")
+    return float(min(np.arccos(room / reach_down), np.radians(most_deg)))
 
 
 def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],

@@ -25,6 +25,7 @@ class GripperSpec:
     palm_depth: float
     palm_width: float
     clearance: float = 0.004
+    palm_length: float = 0.0  # the hand's extent along the closing axis, if wider than the open fingers
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -55,6 +55,7 @@ class CabinetSpec:
     y: float = 0.0
     drawers: int = 3
     opening: tuple[float, ...] = (0.0, 0.0, 0.0)  # metres each drawer (bottom first) is pulled out
+    handles: bool = False  # a bar on each drawer's front, for a hand to pull by
 
 
 DRAWER_NAMES = {3: ("bottom drawer", "middle drawer", "top drawer")}
@@ -169,9 +170,22 @@ class Tabletop(PhysicsClient):
         drawer_half = [CABINET_DEPTH / 2 - 0.01, CABINET_WIDTH / 2 - 0.02, DRAWER_HEIGHT / 2 - 0.005]
         base_pos = [spec.front_x + CABINET_DEPTH / 2 + 0.005, spec.y, height / 2]
         n = spec.drawers
-        drawer_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=drawer_half, physicsClientId=c)
-        drawer_visual = p.createVisualShape(p.GEOM_BOX, halfExtents=drawer_half, rgbaColor=[0.85, 0.85, 0.8, 1],
-                                            physicsClientId=c)
+        if spec.handles:
+            # a bar 10 cm long, 1.2 cm thick, standing 2.5 cm proud of the front on two posts
+            bar_half, post_half = [0.006, 0.05, 0.006], [0.0125, 0.006, 0.006]
+            front = -drawer_half[0]
+            parts = [(drawer_half, [0.0, 0.0, 0.0]), (bar_half, [front - 0.025, 0.0, 0.0]),
+                     (post_half, [front - 0.0125, 0.044, 0.0]), (post_half, [front - 0.0125, -0.044, 0.0])]
+            drawer_shape = p.createCollisionShapeArray([p.GEOM_BOX] * 4, halfExtents=[h for h, _ in parts],
+                                                       collisionFramePositions=[f for _, f in parts], physicsClientId=c)
+            drawer_visual = p.createVisualShapeArray([p.GEOM_BOX] * 4, halfExtents=[h for h, _ in parts],
+                                                     visualFramePositions=[f for _, f in parts],
+                                                     rgbaColors=[[0.85, 0.85, 0.8, 1]] + [[0.3, 0.3, 0.3, 1]] * 3,
+                                                     physicsClientId=c)
+        else:
+            drawer_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=drawer_half, physicsClientId=c)
+            drawer_visual = p.createVisualShape(p.GEOM_BOX, halfExtents=drawer_half, rgbaColor=[0.85, 0.85, 0.8, 1],
+                                                physicsClientId=c)
         # each drawer's origin relative to the carcass centre: its front flush with the carcass front when closed
         origins = [[drawer_half[0] - CABINET_DEPTH / 2 - 0.005, 0.0, -height / 2 + 0.01 + DRAWER_HEIGHT * (k + 0.5)]
                    for k in range(n)]

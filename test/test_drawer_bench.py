@@ -1,0 +1,34 @@
+"""Drawers on the physical Panda, small: the top drawer opened and closed from what the cameras see,
+judged on the drawer's joint in PyBullet; the pitch the planner takes for a handle near the floor."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conceptagent_ros.manipulation.articulation_planner import plan_drawer
+from conceptagent_ros.manipulation.robot_spec import load_robot_spec
+
+
+def test_a_handle_near_the_floor_is_approached_pitched_down_enough_for_the_hand() -> None:
+    gripper = load_robot_spec("panda").gripper
+    ys, zs = np.meshgrid(np.arange(-0.12, 0.12, 0.004), np.arange(0.02, 0.1, 0.004))
+    front = np.column_stack([np.full(ys.size, 0.7), ys.ravel(), zs.ravel()])
+    bar = np.column_stack([np.full(30, 0.675), np.linspace(-0.05, 0.05, 30), np.full(30, 0.06)])
+    level = plan_drawer(np.concatenate([front, bar]), (0, 0, 0), gripper, "open", 0.1)
+    low = plan_drawer(np.concatenate([front, bar]), (0, 0, 0), gripper, "open", 0.1, floor_z=0.0)
+    assert level.grasp_rotation[:, 2][2] == pytest.approx(0.0, abs=1e-6)  # no floor given: level
+    pitch = np.arcsin(-low.grasp_rotation[:, 2][2])
+    assert np.radians(20) < pitch <= np.radians(60) + 1e-6  # pitched down
+    # the hand's housing, half its length along the closing axis below the handle, clears the floor
+    assert 0.06 - np.cos(pitch) * gripper.palm_length / 2 >= gripper.clearance - 1e-6
+
+
+def test_the_top_drawer_is_opened_and_closed_on_the_arm() -> None:
+    pytest.importorskip("pybullet")
+    from conceptagent_ros.evaluation.drawer_bench import run_drawer_episode
+
+    opened = run_drawer_episode("top drawer", "open", 0)
+    assert opened.success and opened.opening_after >= 0.07, opened
+    closed = run_drawer_episode("top drawer", "close", 0)
+    assert closed.success and closed.opening_after <= 0.015, closed
+    assert closed.measured_before == pytest.approx(0.0955, abs=0.01)  # measured from the points, not assumed
