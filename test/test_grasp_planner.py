@@ -111,11 +111,30 @@ def test_a_thin_plate_standing_on_edge_is_grasped_across_its_thickness(panda) ->
     assert abs(best.rotation[:, 0][0]) > 0.95
 
 
-def test_an_object_wider_than_the_open_hand_has_no_grasp(panda) -> None:
-    crate = box_surface((0.5, 0.0, 0.075), (0.15, 0.15, 0.15))
+def test_an_object_wider_than_the_open_hand_is_never_grasped_across_it(panda) -> None:
+    # a drum 15 cm across: at most a shallow pinch of its wall (the tuned contact threshold lets
+    # these through; see the planner's min_antipodal), never the hand around it
+    drum = cylinder_surface((0.5, 0.0, 0.0), 0.075, 0.15)
+    for candidate in _planner(panda).plan(drum, table()).candidates:
+        assert candidate.width < panda.gripper.max_opening and candidate.contact_depth < 0.02
+        centre_offset = np.linalg.norm(candidate.position[:2] - np.array([0.5, 0.0]))
+        assert centre_offset > 0.06  # at the wall, not over the middle
+
+
+def test_a_box_wider_than_the_hand_everywhere_has_no_grasp(panda) -> None:
+    # a low, wide slab: 1 cm tall, too little above the table clearance for a finger to hold its edge
+    slab = box_surface((0.5, 0.0, 0.005), (0.15, 0.15, 0.010))
     with pytest.raises(ManipulationError) as failure:
-        _planner(panda).plan(crate, table())
+        _planner(panda).plan(slab, table())
     assert failure.value.code == "NO_GRASP_FOUND" and "0.080" in str(failure.value)
+
+
+def test_a_crate_wider_than_the_hand_is_only_pinched_at_an_edge(panda) -> None:
+    crate = box_surface((0.5, 0.0, 0.075), (0.15, 0.15, 0.15))
+    for candidate in _planner(panda).plan(crate, table()).candidates:
+        closing = candidate.rotation[:, 0]
+        # never across a face (closing along x or y): only diagonally, across a vertical edge
+        assert max(abs(closing[0]), abs(closing[1])) < 0.9 and candidate.width < panda.gripper.max_opening
 
 
 def test_a_neighbour_between_the_fingers_rules_out_that_grasp(panda) -> None:
