@@ -7,19 +7,16 @@ PyBullet: open means at least 7 cm out, closed at most 1.5 cm.
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from conceptagent_ros.atomic_files import write_atomic
+from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.grasp_world import GraspWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.manipulation.articulation_planner import ArticulationPlan, drawer_opening, front_geometry, plan_drawer
@@ -135,11 +132,4 @@ def write_results(episodes: Sequence[DrawerEpisode], out: Path, command: str) ->
     figures["failures_by_code"] = dict(Counter(e.code for e in episodes if not e.success))
     lines.append("")
     lines.append(f"Failures: {figures['failures_by_code'] or 'none'}.")
-    write_atomic(out / "results.json", json.dumps(figures, indent=2) + "\n")
-    write_atomic(out / "results.md", "\n".join(lines) + "\n")
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=list(asdict(episodes[0])) if episodes else ["drawer"])
-    writer.writeheader()
-    writer.writerows(asdict(e) for e in episodes)
-    write_atomic(out / "episodes.csv", text.getvalue())
-    return [out / "results.json", out / "results.md", out / "episodes.csv"]
+    return write_bench_files(out, figures, "\n".join(lines) + "\n", episodes)

@@ -12,22 +12,19 @@ Development objects: random_urdfs 000-499 and the named ones; the planners speci
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 import statistics
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.grasp_world import NAMED_OBJECTS, RANDOM_COUNT, GraspWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.manipulation.failures import ManipulationError
@@ -245,11 +242,4 @@ def summary_markdown(figures: dict, command: str, clutter: int) -> str:
 def write_results(episodes: Sequence[GraspEpisode], out: Path, command: str, clutter: int) -> list[Path]:
     figures = summary(episodes)
     figures["command"] = command
-    write_atomic(out / "results.json", json.dumps(figures, indent=2) + "\n")
-    write_atomic(out / "results.md", summary_markdown(figures, command, clutter))
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=list(asdict(episodes[0])) if episodes else ["object"])
-    writer.writeheader()
-    writer.writerows(asdict(e) for e in episodes)
-    write_atomic(out / "episodes.csv", text.getvalue())
-    return [out / "results.json", out / "results.md", out / "episodes.csv"]
+    return write_bench_files(out, figures, summary_markdown(figures, command, clutter), episodes)

@@ -8,19 +8,16 @@ Run with `conceptagent bench --suite place [--objects SPEC] [--seeds N] [--out D
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 import statistics
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from conceptagent_ros.atomic_files import write_atomic
+from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.grasp_world import GraspWorld, TraySpec
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.manipulation.failures import ManipulationError
@@ -113,18 +110,11 @@ def write_results(episodes: Sequence[PlaceEpisode], out: Path, command: str) -> 
     figures = {"command": command, "episodes": n, "successes": wins, "success_rate": wins / n if n else 0.0,
                "wilson_95": [low, high], "failures_by_code": dict(Counter(e.code for e in episodes if not e.success)),
                "place_planning_ms_median": statistics.median(planning) if planning else None}
-    write_atomic(out / "results.json", json.dumps(figures, indent=2) + "\n")
     failures = "".join(f"| {code} | {count} |\n" for code, count in sorted(figures["failures_by_code"].items()))
-    write_atomic(out / "results.md",
-                 f"# Pick and place into a tray on the physical Panda\n\nMade by `{command}` on "
+    markdown = (f"# Pick and place into a tray on the physical Panda\n\nMade by `{command}` on "
                  f"{time.strftime('%Y-%m-%d')}; judged on PyBullet's ground truth (the object's centre within the "
                  "tray's walls, its lowest point below their top, after the hand let go and withdrew).\n\n"
                  f"**{wins}/{n} placed ({figures['success_rate']:.0%}, 95% {percent_interval(low, high)})**; place "
                  f"planning median {figures['place_planning_ms_median'] or 0:.1f} ms.\n\n"
-                 + (f"| failure | count |\n|---|---:|\n{failures}" if failures else ""))
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=list(asdict(episodes[0])) if episodes else ["object"])
-    writer.writeheader()
-    writer.writerows(asdict(e) for e in episodes)
-    write_atomic(out / "episodes.csv", text.getvalue())
-    return [out / "results.json", out / "results.md", out / "episodes.csv"]
+                + (f"| failure | count |\n|---|---:|\n{failures}" if failures else ""))
+    return write_bench_files(out, figures, markdown, episodes)
