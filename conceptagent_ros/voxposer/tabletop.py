@@ -77,11 +77,11 @@ class UrdfObject:
 @dataclass(frozen=True)
 class TabletopScene:
     blocks: tuple[BlockSpec, ...] = ()
-    objects: tuple[UrdfObject, ...] = ()
     lines: tuple[LineSpec, ...] = ()
     grasped: str | None = None  # a block that starts in the gripper
     cabinet: CabinetSpec | None = None
     hand_start: tuple[float, float, float] | None = None  # where the end effector starts (else the rest pose)
+    objects: tuple[UrdfObject, ...] = ()  # last: templates build scenes positionally
 
 
 @dataclass
