@@ -11,7 +11,6 @@ the veth pair and the loss rules) are removed at the end, also when a test fails
 """
 from __future__ import annotations
 
-import signal
 import subprocess
 import threading
 import time
@@ -19,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import interrupt, require_ros
 
 TASK_LIMIT_S = 90.0  # the client's own limit: a hang shows as this running out
 
@@ -47,12 +46,7 @@ class Hosts:
 
 def _stop(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        interrupt(process, 10)
 
 
 @pytest.fixture

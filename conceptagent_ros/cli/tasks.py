@@ -127,9 +127,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.success else EXIT_FAILED
 
 
-def _bench_grasp(args: argparse.Namespace) -> int:
+def _alone(args: argparse.Namespace, suite: str) -> None:
+    """Suites that are worlds of their own are not mixed with others in one bench run."""
     if len(args.suite) > 1 or args.tasks:
-        raise ConceptAgentError("--suite grasp runs on its own (it is a different world)")
+        raise ConceptAgentError(f"--suite {suite} runs on its own (it is a different world)")
+
+
+def _bench_grasp(args: argparse.Namespace) -> int:
+    _alone(args, "grasp")
     from conceptagent_ros.evaluation.grasp_bench import parse_objects, run_grasp_bench, summary, write_results
 
     objects = parse_objects(args.objects)
@@ -155,8 +160,7 @@ def _bench_grasp(args: argparse.Namespace) -> int:
 
 
 def _bench_place(args: argparse.Namespace) -> int:
-    if len(args.suite) > 1 or args.tasks:
-        raise ConceptAgentError("--suite place runs on its own (it is a different world)")
+    _alone(args, "place")
     from conceptagent_ros.evaluation.grasp_bench import parse_objects
     from conceptagent_ros.evaluation.place_bench import run_place_bench, write_results
 
@@ -174,8 +178,7 @@ def _bench_place(args: argparse.Namespace) -> int:
 
 
 def _bench_drawer(args: argparse.Namespace) -> int:
-    if len(args.suite) > 1 or args.tasks:
-        raise ConceptAgentError("--suite drawer runs on its own (it is a different world)")
+    _alone(args, "drawer")
     from conceptagent_ros.evaluation.drawer_bench import run_drawer_bench, summary_line, write_results
 
     print(f"Opening and closing each of the cabinet's three drawers, {args.seeds} seed{'s' if args.seeds != 1 else ''}",
@@ -195,8 +198,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.planning.planners import PlannerSpec
 
     if args.suite and "voxposer" in args.suite:
-        if len(args.suite) > 1 or args.tasks:
-            raise ConceptAgentError("--suite voxposer runs on its own (it is a different world)")
+        _alone(args, "voxposer")
         from conceptagent_ros.evaluation.voxposer_bench import bench_voxposer
         chosen = None
         if args.template:

@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -139,12 +140,7 @@ def run_episode(objects: Sequence[str], seed: int, picture: Path | None = None) 
                 save_candidates_picture(clouds[name], scene, plan, spec.gripper, picture,
                                         f"{name}: {len(plan.candidates)} candidates (best in green), "
                                         f"planned in {planning_ms:.0f} ms from {points} seen points")
-
-            def locate(target: str = name) -> np.ndarray | None:
-                seen = world.perceive().get(target)
-                return None if seen is None or len(seen) == 0 else seen.mean(axis=0)
-
-            result = executor.pick(plan, locate)
+            result = executor.pick(plan, partial(world.locate, name))
             held, why = judge_held(world, name) if result.success else (False, result.message)
             code = result.code if not result.success else ("" if held else "JUDGE_NOT_HELD")
             episodes.append(GraspEpisode(name, seed, len(objects), held, code, result.attempts, planning_ms, points,

@@ -148,6 +148,11 @@ class GraspWorld:
             clouds["table"] = voxel_thin(clouds["table"], 0.01)
         return clouds
 
+    def locate(self, name: str) -> np.ndarray | None:
+        """Where the cameras see the object now (the centre of its points); None if unseen."""
+        seen = self.perceive().get(name)
+        return None if seen is None or len(seen) == 0 else seen.mean(axis=0)
+
     def hand(self, joint_space_fallback: bool = False) -> PandaHand:
         return PandaHand(self.table, self.kinematics if joint_space_fallback else None)
 

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -67,8 +68,7 @@ def run_place_episode(name: str, seed: int) -> PlaceEpisode:
         except ManipulationError as e:
             return PlaceEpisode(name, seed, False, e.code, 0.0, e.detail)
         config = PickConfig()
-        picked = PickExecutor(world.hand(), spec.gripper, config).pick(
-            plan, lambda: (lambda seen: None if seen is None else seen.mean(axis=0))(world.perceive().get(name)))
+        picked = PickExecutor(world.hand(), spec.gripper, config).pick(plan, partial(world.locate, name))
         if not picked.success or picked.grasp is None:
             return PlaceEpisode(name, seed, False, picked.code, 0.0, f"pick: {picked.message}")
         now = world.perceive()

@@ -22,8 +22,6 @@ from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
 from conceptagent_ros.ros.spin import init_context, make_executor
 
-TASK_STOP_SECONDS = 2.0  # for a canceled task to end its goal before the executors stop
-
 NAMESPACE = "conceptagent"
 
 
@@ -72,7 +70,7 @@ class RosGraph:
         # client hears "canceled") and asks the robot to stop the skill while all is still up.
         planner = self.nodes.get("planner")
         if isinstance(planner, PlannerNode):
-            planner.stop_tasks(TASK_STOP_SECONDS)
+            planner.stop_tasks()
         # Threads out of rclpy next, then nodes, then the context: another order aborts at exit.
         for executor in self.executors:
             executor.shutdown(timeout_sec=2.0)

@@ -37,6 +37,13 @@ def _reap(process: subprocess.Popen[Any], timeout: float = STOP_SECONDS) -> None
         process.wait()
 
 
+def stop(process: subprocess.Popen[Any], signum: int = signal.SIGINT, timeout: float = STOP_SECONDS) -> None:
+    """Ask one child to end (one signal) and wait for it; kill it if it lingers."""
+    if process.poll() is None:
+        process.send_signal(signum)
+    _reap(process, timeout)
+
+
 @contextmanager
 def running(commands: Sequence[Sequence[str]], quiet: bool = False,
             signum: int = signal.SIGINT) -> Iterator[list[subprocess.Popen[Any]]]:

@@ -55,6 +55,7 @@ from conceptagent_ros.skills.contract import load_skill_library
 from conceptagent_ros.srv import VerifyAction
 
 PREEMPT_WAIT_SECONDS = 5.0
+TASK_STOP_SECONDS = 2.0  # for a canceled task to end its goal at shutdown
 MARKER_LINES = 12
 
 
@@ -308,8 +309,9 @@ class PlannerNode(Node):
         response.feedback = verdict.feedback() if not verdict.feasible else "all preconditions hold"
         return response
 
-    def stop_tasks(self, timeout: float) -> bool:
-        """Cancel the running task, if any, and wait up to `timeout` s for it to end; True if none runs."""
+    def stop_tasks(self, timeout: float = TASK_STOP_SECONDS) -> bool:
+        """Cancel the running task, if any, and wait up to `timeout` s for it to end (shutting down:
+        while the executors still run, so its goal ends and the robot is asked to stop); True if none runs."""
         with self._lock:
             running = self._current
         if running is None:

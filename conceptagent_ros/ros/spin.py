@@ -15,8 +15,6 @@ from rclpy.signals import SignalHandlerOptions
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.dds_profile import use_shipped_profile
 
-STOP_TASKS_SECONDS = 2.0
-
 
 def run_node(make_node: Callable[[], Any], threads: int = 6, args: list[str] | None = None,
              before_spin: Callable[[Any], None] | None = None) -> None:
@@ -40,7 +38,7 @@ def run_node(make_node: Callable[[], Any], threads: int = 6, args: list[str] | N
         # A node running long callbacks (the planner's tasks) is told to end them before it goes
         stop_tasks = getattr(node, "stop_tasks", None)
         if stop_tasks is not None:
-            stop_tasks(STOP_TASKS_SECONDS)
+            stop_tasks()
         node.destroy_node()
         rclpy.try_shutdown()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.bench.two_hosts import TwoHosts, two_hosts, why_no_loss
+from conceptagent_ros.ros.graph_process import stop
 
 TIMER_MODULE = "conceptagent_ros.ros.bench.task_timer"
 
@@ -89,16 +91,6 @@ class TaskTimer:
             self.process.wait()
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()  # `ros up` stops its graph on SIGTERM as on Ctrl-C
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def measure(loss_percent: float, runs: int, instruction: str, scene: str,
             environment: dict[str, str] | None = None) -> list[LossRun]:
     """`runs` tasks on a clean link and `runs` at `loss_percent`, interleaved, after one warm-up."""
@@ -136,8 +128,8 @@ def measure(loss_percent: float, runs: int, instruction: str, scene: str,
             hosts.set_loss(0.0)
             if timer is not None:
                 timer.close()
-            _stop(planner)
-            _stop(robot)
+            stop(planner, signal.SIGTERM)  # `ros up` stops its graph on SIGTERM as on Ctrl-C
+            stop(robot, signal.SIGTERM)
     return results
 
 
