@@ -129,3 +129,8 @@ def test_perceived_graph_states_the_ids_perception_fused_away():
     assert [o.id for o in graph.objects] == ["table_1"]
     assert aliases_of(graph) == {"table_2": "table_1"}
     assert resolve_alias(graph, "table_2") == "table_1" and resolve_alias(None, "table_2") == "table_2"
+    # a graph from another source that still lists an alias of a live id: the live object wins
+    from conceptagent_ros.msg import ObjectAlias, SceneObject
+    graph.objects.append(SceneObject(id="table_2", label="table"))
+    graph.aliases = [ObjectAlias(id="table_2", same_as="table_1")]
+    assert resolve_alias(graph, "table_2") == "table_2"

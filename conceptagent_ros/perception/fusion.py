@@ -298,6 +298,10 @@ class ObjectMap:
             hint_votes=Counter([det.instance_hint] if det.instance_hint else []),
         )
         self.objects[obj.id] = obj
+        # A live id is nobody's alias. The oracle's name for a thing can have been taken by a piece of
+        # another one first (a second glimpse of the kitchen sink named sink_2 before the bathroom's
+        # sink_2 was seen, then fused into sink_1): from now on sink_2 is the bathroom's sink.
+        self.aliases.pop(obj.id, None)
         return obj
 
     def _bounded(self, points: np.ndarray) -> np.ndarray:
@@ -410,6 +414,8 @@ class ObjectMap:
 
     def resolve(self, object_id: str) -> str:
         """The id of the object `object_id` names now: itself, or the object it was fused into."""
+        if object_id in self.objects:
+            return object_id
         return self.aliases.get(object_id, object_id)
 
     # -- changes the robot makes ----------------------------------------------------------------

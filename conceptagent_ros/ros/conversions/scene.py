@@ -149,6 +149,6 @@ def aliases_of(msg: SceneGraphMsg) -> dict[str, str]:
 
 def resolve_alias(msg: SceneGraphMsg | None, object_id: str) -> str:
     """The id `object_id` names in this graph: itself, or the object perception fused it into."""
-    if msg is None:
-        return object_id
+    if msg is None or any(o.id == object_id for o in msg.objects):
+        return object_id  # a live id is nobody's alias
     return aliases_of(msg).get(object_id, object_id)
