@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: run test test-fast ros ros-up ros-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench
+.PHONY: run test test-fast ros ros-up ros-demo manipulation-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ ros-up: $(ROS_INTERFACES)
 # Bring the graph up, send "$(INSTRUCTION)" through the ExecuteTask action from another process
 ros-demo: $(ROS_INTERFACES)
 	$(VENV)/bin/conceptagent ros demo "$(INSTRUCTION)" --scene $(SCENE)
+
+# the Franka Panda at the PyBullet tabletop as the robot: the graph in a child process, "put the duck
+# in the tray" sent through ExecuteTask from this one; exits 0 on success
+manipulation-demo: $(ROS_INTERFACES)
+	$(VENV)/bin/conceptagent ros demo "put the duck in the tray" --scene tabletop --body pybullet
 
 ros-bench: $(ROS_INTERFACES)
 	$(VENV)/bin/conceptagent ros bench --scene $(SCENE)

@@ -96,5 +96,6 @@ def test_rviz_config_shows_the_graph():
     rviz = yaml.safe_load((ROOT / "rviz" / "conceptagent.rviz").read_text())
     displays = rviz["Visualization Manager"]["Displays"]
     topics = {d.get("Topic", {}).get("Value") for d in displays if isinstance(d.get("Topic"), dict)}
-    assert {"/conceptagent/scene_markers", "/conceptagent/plan_markers", "/conceptagent/robot_pose"} <= topics
+    assert {"/conceptagent/scene_markers", "/conceptagent/plan_markers", "/conceptagent/robot_pose",
+            "/conceptagent/grasp_markers"} <= topics
     assert any(d["Class"] == "rviz_default_plugins/Image" for d in displays)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.place_executor import HeldObject, place
+from conceptagent_ros.manipulation.place_executor import HeldObject, hand_turn_along, place
 from conceptagent_ros.manipulation.place_planner import PlacePose
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 
@@ -46,6 +46,24 @@ def test_the_object_is_carried_so_that_its_bottom_centre_lands_on_the_spot() -> 
     assert arm.moves[0][2] > release[2] and arm.moves[2][2] > release[2]  # in from above, out upward
 
 
+def test_a_turn_on_the_way_turns_the_hand_about_the_object() -> None:
+    """Into a drawer the hand's long side goes along the opening: the hand and the object in it turn
+    about the vertical through the object, and its bottom centre still lands on the spot."""
+    gripper = load_robot_spec("panda").gripper
+    held = HeldObject(np.array([0.5, 0.1, 0.2]), 0.02, 0.04)
+    down_closing_x = np.array([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0]])  # approach down, closing along x
+    turn = hand_turn_along(down_closing_x, np.array([0.0, 1.0]))
+    assert abs(turn) == pytest.approx(np.pi / 2)
+    assert hand_turn_along(down_closing_x, np.array([-1.0, 0.0])) == pytest.approx(0.0)  # either way along will do
+    arm = RecordingArm()
+    spot = PlacePose(np.array([0.7, 0.3, 0.18]), 0.17, 0.03, False, None)
+    hand = np.array([0.53, 0.1, 0.27])  # 3 cm off the object's centre along x
+    assert place(arm, gripper, hand, down_closing_x, held, spot, turn=turn).success
+    release = arm.moves[1]
+    assert release[:2] == pytest.approx([0.7, 0.3 + 0.03 * np.sign(turn)])  # the offset turned a quarter
+    assert release[2] == pytest.approx(0.18 + 0.07)
+
+
 def test_an_unseen_held_object_is_not_held() -> None:
     with pytest.raises(ManipulationError) as failure:
         HeldObject.from_points(np.zeros((3, 3)))
@@ -62,8 +80,8 @@ def test_an_object_is_picked_and_put_into_the_tray() -> None:
 
 def test_the_judge_says_an_object_on_the_table_is_not_in_the_tray() -> None:
     pytest.importorskip("pybullet")
-    from conceptagent_ros.evaluation.grasp_world import GraspWorld
     from conceptagent_ros.evaluation.place_bench import TRAY, judge_placed
+    from conceptagent_ros.physical.grasp_world import GraspWorld
 
     world = GraspWorld(["cube"], 0, tray=TRAY)
     try:

@@ -79,6 +79,8 @@ CATEGORIES = set(category_defaults()) | {"room"}
     ("slice the bread and put it in the toaster", "(exists (?b0 - bread ?t1 - toaster) (and (sliced ?b0) (in ?b0 ?t1)))"),
     ("Wash the mug", "(exists (?m0 - mug) (not (dirty ?m0)))"),
     ("put apple_1 on countertop_2", "(in apple_1 countertop_2)"),
+    # "it" in a place clause is the place named before, not the thing being put
+    ("open the fridge and put the apple in it", "(exists (?f0 - fridge ?a1 - apple) (and (open ?f0) (in ?a1 ?f0)))"),
 ])
 def test_instruction_goals(text, goal):
     assert interpret_instruction(text, CATEGORIES, {"apple_1", "countertop_2"}) == goal

@@ -50,6 +50,10 @@ def add_parsers(sub: Any) -> None:
     up.add_argument("--preempt", action="store_true", help="a new task replaces the running one")
     up.add_argument("--skill-duration", type=float, help="seconds each simulated skill takes")
     up.add_argument("--failure-rate", action="append", metavar="SKILL=P")
+    up.add_argument("--body", choices=("standin", "pybullet"), default="standin",
+                    help="the robot: standin (the embedded world, default) or pybullet (the Franka Panda at the "
+                         "physical tabletop, --scene tabletop: the manipulation node serves every skill and "
+                         "publishes what its cameras see)")
     up.add_argument("--nodes", default="robot,planner",
                     help="which nodes this process runs: robot, planner or robot,planner (one process per node "
                          "is how ros2 launch runs them)")
@@ -70,6 +74,8 @@ def add_parsers(sub: Any) -> None:
     demo.add_argument("--planner", default="react")
     demo.add_argument("--llm", default="offline")
     demo.add_argument("--timeout", type=float, default=300.0)
+    demo.add_argument("--body", choices=("standin", "pybullet"), default="standin",
+                      help="pybullet: the Franka Panda at the physical tabletop is the robot (--scene tabletop)")
     demo.set_defaults(func=cmd_demo)
 
     bench = ros_sub.add_parser("bench", help="ROS overhead against the embedded run; skill action round trip; "
@@ -151,8 +157,17 @@ def _graph_options(args: argparse.Namespace) -> Any:
     unknown = nodes - {"robot", "planner"}
     if unknown or not nodes:
         raise ConceptAgentError(f"--nodes takes robot, planner or both (comma-separated); got {getattr(args, 'nodes', '')!r}")
+    manipulation = None
+    if getattr(args, "body", "standin") == "pybullet" and "robot" in nodes:
+        manipulation = {"scene": robot.get("scene", "tabletop"), "action_prefix": "skills",
+                        "skills": ["navigate_to", "pick", "place", "open", "close"], "publish_scene_graph": True,
+                        "frame_id": "map"}
+        if robot.keys() - {"scene"}:
+            raise ConceptAgentError("--body pybullet: --skill-duration and --failure-rate are the stand-in's; "
+                                    "the arm takes the time physics takes and fails as physics has it")
     return GraphOptions(namespace=args.namespace, params_file=getattr(args, "params", None), planner=planner, robot=robot,
-                        with_robot="robot" in nodes, with_planner="planner" in nodes)
+                        with_robot="robot" in nodes and manipulation is None, with_planner="planner" in nodes,
+                        manipulation=manipulation)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -168,11 +183,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     graph = bring_up(_graph_options(args))
     ns = "/" + args.namespace.strip("/")
-    names = " + ".join({"robot": "robot stand-in", "planner": "planner"}[n] for n in graph.nodes)
+    example = "put the duck in the tray" if "manipulation" in graph.nodes else "put the apple in the fridge"
+    names = " + ".join({"robot": "robot stand-in", "planner": "planner", "manipulation": "PyBullet arm"}[n]
+                       for n in graph.nodes)
     print(f"ROS graph up in namespace {ns} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
           f"{names}. Try:\n"
-          f"  conceptagent say \"put the apple in the fridge\"\n"
-          f"  conceptagent ros send \"put the apple in the fridge\"\n"
+          f"  conceptagent say \"{example}\"\n"
+          f"  conceptagent ros send \"{example}\"\n"
           f"Ctrl-C stops it.", flush=True)
     while not stop.wait(0.2) and graph.alive():
         pass
@@ -237,7 +254,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     with isolated_domain() as domain:
         command = graph_command("ros", "up", "--namespace", args.namespace, "--scene", args.scene,
-                                "--planner", args.planner, "--llm", args.llm)
+                                "--planner", args.planner, "--llm", args.llm, "--body", args.body)
         print(f"Starting the graph (ROS_DOMAIN_ID={domain}): {' '.join(command[2:])}", flush=True)
         with running([command]):
             return run_client(args.instruction, args.namespace, timeout=args.timeout)

@@ -37,6 +37,10 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--perception", choices=("truth", "camera"), default="truth",
                      help="truth: the world says what is in view; camera: synthetic RGB-D frames fused into a 3D "
                           "object map (needs open3d: pip install '.[perception]')")
+    run.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
+                     help="symbolic (default): skills change the embedded world's symbols; pybullet: the Franka Panda "
+                          "at the physical tabletop (--scene tabletop) picks, places, opens and closes, seeing "
+                          "through its cameras, and the goal is judged on the physics")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
@@ -59,6 +63,8 @@ def add_parsers(sub: Any) -> None:
                        help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
     bench.add_argument("--perception", choices=("truth", "camera"), default="truth",
                        help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map")
+    bench.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
+                       help="as for run: pybullet has the physical Panda do the skills (suite tabletop)")
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
                             "each task's goal beside success")
@@ -112,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = EpisodeSpec.of(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
         seed=args.seed, max_steps=args.max_steps, failure_rates=failure_rates(args.failure_rate), trace=trace,
-        perception=args.perception,
+        perception=args.perception, body=args.body,
     )
     print(f"Task: {printable(' '.join(args.instruction.split()))}\nScene: {printable(args.scene)}   "
           f"planner: {printable(args.planner)}   llm: {printable(args.llm)}   seed: {args.seed}", flush=True)
@@ -230,7 +236,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
                          failure_rates=failure_rates(args.failure_rate), out=out, translate=args.translate,
-                         perception=args.perception)
+                         perception=args.perception, body=args.body)
     journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
     if journal is not None and journal.done:
         print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)

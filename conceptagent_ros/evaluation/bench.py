@@ -33,13 +33,15 @@ class BenchConfig:
     # right or wrong beside success, so a misread instruction and a failed execution stay apart.
     translate: bool = False
     perception: str = "truth"  # "camera": the agent sees through the synthetic RGB-D camera and the fused map
+    body: str = "symbolic"  # "pybullet": the physical Panda at the tabletop does the skills (sim/episode.py)
 
     def fingerprint(self, tasks: Sequence[Task]) -> dict[str, Any]:
         """What must match for a rerun to resume from an earlier run's episodes."""
         return {"planners": list(self.planners), "llm": self.llm, "seeds": self.seeds, "max_steps": self.max_steps,
                 "failure_rates": dict(sorted((self.failure_rates or {}).items())),
                 "tasks": [f"{t.suite}/{t.id}" for t in tasks], **({"translate": True} if self.translate else {}),
-                **({"perception": self.perception} if self.perception != "truth" else {})}
+                **({"perception": self.perception} if self.perception != "truth" else {}),
+                **({"body": self.body} if self.body != "symbolic" else {})}
 
 
 KEY_FIELDS = ("section", "llm", "planner", "seed", "suite", "task_id")
@@ -74,7 +76,7 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                     llm=config.llm, seed=seed, max_steps=task.max_steps or config.max_steps,
                     failure_rates={**task.failures, **(config.failure_rates or {})}, task_id=task.id,
                     trace=(config.out / "traces" / f"{planner}-s{seed}-{task.id}.jsonl") if config.out else None,
-                    perception=config.perception,
+                    perception=config.perception, body=config.body,
                 )
                 try:
                     result = runner(spec)

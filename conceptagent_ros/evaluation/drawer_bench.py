@@ -17,18 +17,17 @@ from typing import Literal
 import numpy as np
 
 from conceptagent_ros.evaluation.bench_files import write_bench_files
-from conceptagent_ros.evaluation.grasp_world import GraspWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
-from conceptagent_ros.manipulation.articulation_planner import ArticulationPlan, drawer_opening, front_geometry, plan_drawer
+from conceptagent_ros.manipulation.articulation_executor import carry_out
+from conceptagent_ros.manipulation.articulation_planner import drawer_opening, front_geometry, plan_drawer
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
+from conceptagent_ros.physical.grasp_world import GraspWorld
 from conceptagent_ros.voxposer.tabletop import DRAWER_NAMES, CabinetSpec
 
 DRAWERS = DRAWER_NAMES[3]
 OPEN_BY = 0.10
 OPEN_ENOUGH, CLOSED_ENOUGH = 0.07, 0.015
-APPROACH = 0.08
 CABINET_FRONT_X = 0.72  # far enough out for the hand to point forward at the lowest handle
 TABLE_TOP = 0.0
 
@@ -43,22 +42,6 @@ class DrawerEpisode:
     measured_before: float  # the opening as measured from the points before acting (m)
     opening_after: float  # the judge's reading of the joint (m)
     message: str
-
-
-def carry_out(arm: Arm, plan: ArticulationPlan, speed: float = 0.3) -> bool:
-    """Grasp the handle (or edge), follow the waypoints, let go and withdraw."""
-    approach = plan.grasp_rotation[:, 2]
-    arm.open_hand()
-    if not arm.move_hand(plan.grasp_position - approach * APPROACH, plan.grasp_rotation):
-        return False
-    if not arm.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.4):
-        return False
-    arm.close_hand()
-    for point, rotation in zip(plan.waypoints, plan.rotations):
-        arm.move_hand(point, rotation, speed=speed)
-    arm.open_hand()
-    arm.move_hand(plan.waypoints[-1] - plan.rotations[-1][:, 2] * APPROACH, plan.rotations[-1])
-    return True
 
 
 def run_drawer_episode(drawer: str, action: Literal["open", "close"], seed: int) -> DrawerEpisode:

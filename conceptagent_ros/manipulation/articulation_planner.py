@@ -61,6 +61,10 @@ class ArticulationPlan:
         return Rotation.from_matrix(self.grasp_rotation).as_quat()
 
 
+FACING_COS = float(np.cos(np.radians(35.0)))  # a plane whose normal is this near the robot's direction faces it
+SIZEABLE_SHARE = 0.5  # of the largest facing plane's points: smaller facing planes are handles and edges
+
+
 def front_geometry(points: object, robot_base: object, config: ArticulationConfig | None = None) -> FrontGeometry:
     cfg = config or ArticulationConfig()
     cloud = clean(points, "front")
@@ -180,8 +184,10 @@ def drawer_opening(front_now: object, closed_front: FrontGeometry, config: Artic
 
 def _vertical_plane(cloud: np.ndarray, cfg: ArticulationConfig, facing: np.ndarray | None = None) -> Plane:
     """A plane of the part whose normal is near horizontal (a front). With `facing` (a horizontal
-    direction, toward the robot), the one whose normal is most nearly along it: a drawer pulled out
-    shows its sides too, and they can hold more points than its front. Without, the largest."""
+    direction, toward the robot), the front is the nearest to the robot of the sizeable planes
+    facing it: a drawer pulled out shows its sides too, and they can hold more points than its
+    front; an open-topped drawer shows the inside of its back wall, which faces the robot as its
+    front does, further back. Without `facing`, the largest."""
     remaining = cloud
     fronts: list[Plane] = []
     for _ in range(6):
@@ -196,5 +202,11 @@ def _vertical_plane(cloud: np.ndarray, cfg: ArticulationConfig, facing: np.ndarr
         keep = np.abs(plane.height(remaining)) > cfg.plane_threshold
         remaining = remaining[keep]
     if fronts and facing is not None:
-        return max(fronts, key=lambda f: abs(float(f.normal[:2] @ facing[:2])))
+        alignment = [abs(float(f.normal[:2] @ facing[:2])) for f in fronts]
+        facing_planes = [f for f, a in zip(fronts, alignment) if a >= FACING_COS]
+        if not facing_planes:
+            return fronts[int(np.argmax(alignment))]
+        biggest = max(len(f.inliers) for f in facing_planes)
+        sizeable = [f for f in facing_planes if len(f.inliers) >= SIZEABLE_SHARE * biggest]  # not a handle bar
+        return max(sizeable, key=lambda f: float(f.inliers[:, :2].mean(axis=0) @ facing[:2]))
     raise ManipulationError("EMPTY_CLOUD", f"no vertical front of {cfg.min_front_points}+ points among the part's points")

@@ -13,6 +13,8 @@ CODES = {
     "COLLISION": "the motion would hit something",
     "SLIPPED": "the object slipped out of the hand",
     "NOT_HELD": "the hand closed on nothing",
+    "NOT_SEEN": "no camera sees the object (or the receptacle, or the drawer's front)",
+    "NOT_MOVED": "the drawer or door is not where the motion should have left it (measured from its points)",
     "INVALID_CONFIG": "the robot description is unusable",
 }
 

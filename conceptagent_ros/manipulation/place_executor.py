@@ -41,10 +41,28 @@ class PlaceResult:
     message: str
 
 
+def hand_turn_along(hand_rotation: np.ndarray, direction: np.ndarray) -> float:
+    """The turn about the vertical (radians, the smaller of the two) that lays the hand's closing
+    axis -- its long side, palm and fingers -- along a horizontal `direction`: into a drawer open
+    10 cm deep and 20 cm wide, a hand across the opening would strike its front or the cabinet."""
+    closing = hand_rotation[:2, 0]
+    if float(np.linalg.norm(closing)) < 0.3:  # a hand closing up and down: turning it changes nothing
+        return 0.0
+    now = float(np.arctan2(closing[1], closing[0]))
+    want = float(np.arctan2(direction[1], direction[0]))
+    turn = (want - now + np.pi / 2) % np.pi - np.pi / 2  # either way along the direction will do
+    return float(turn)
+
+
 def place(arm: Arm, gripper: GripperSpec, hand_position: np.ndarray, hand_rotation: np.ndarray, held: HeldObject,
-          spot: PlacePose, gap_tolerance: float = 0.002) -> PlaceResult:
-    """Carry the held object from the hand's pose to `spot`, let go, withdraw."""
+          spot: PlacePose, gap_tolerance: float = 0.002, turn: float = 0.0) -> PlaceResult:
+    """Carry the held object from the hand's pose to `spot`, let go, withdraw. `turn`: radians about
+    the vertical through the object that the hand (and the object with it) turns on the way."""
     offset = np.asarray(hand_position, dtype=float) - held.bottom_centre  # hand relative to the object's bottom
+    if turn:
+        c, s = np.cos(turn), np.sin(turn)
+        about_z = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        offset, hand_rotation = about_z @ offset, about_z @ hand_rotation
     release = spot.position + offset
     if not arm.move_hand(release + np.array([0.0, 0.0, ABOVE]), hand_rotation):
         return PlaceResult(False, "UNREACHABLE", "the arm did not reach above the place")

@@ -10,6 +10,7 @@ PyBullet client so that checking never disturbs the physical one.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ RANDOM_COUNT = 1000
 TOOL_OFFSET = 0.02
 AREA_LOWER, AREA_UPPER = (0.40, -0.18), (0.62, 0.18)  # where things are dropped
 CAMERA_SIZE = (256, 192)
+HAND_TURN_TOLERANCE = np.radians(12.0)
 
 
 def object_urdf(spec: str) -> tuple[str, float]:
@@ -80,12 +82,13 @@ class TraySpec:
 
 class GraspWorld:
     """`GraspWorld(["duck", "random:12"], seed)`: the things dropped and settled on the table (and,
-    with `tray`, a tray standing apart from them)."""
+    with `tray`, a tray standing apart from them). `placed`: things put where they say instead (a
+    scene file's layout), beside any dropped ones."""
 
     def __init__(self, objects: list[str], seed: int, gui: bool = False, tray: TraySpec | None = None,
-                 cabinet: CabinetSpec | None = None):
+                 cabinet: CabinetSpec | None = None, placed: Sequence[UrdfObject] = ()):
         rng = np.random.default_rng(seed)
-        things = []
+        things = list(placed)
         for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng, keep_clear=tray), objects):
             urdf, scale = object_urdf(spec)
             tumble = Rotation.from_euler("xyz", [0.0, 0.0, yaw]).as_quat()
@@ -181,7 +184,10 @@ class PandaHand:
         target = np.asarray(position, dtype=float) + rotation[:, 2] * TOOL_OFFSET
         orientation = _panda_orientation(rotation)
         if self.table.move_to(target, orientation, speed=speed):
-            return True
+            # With the kinematic copy at hand, the hand's turn is checked too: tracking can reach the
+            # place with the wrist still a quarter turn off (after a pull at a drawer, say)
+            if self.kinematics is None or self._turn_off(orientation) <= HAND_TURN_TOLERANCE:
+                return True
         if self.kinematics is None:
             return False
         # the solution nearest the rest pose, reached through the rest pose: away from the table
@@ -191,6 +197,19 @@ class PandaHand:
         self._joint_move(list(REST_POSE))
         self._joint_move(solution)
         return self.table.move_to(target, orientation, speed=speed)
+
+    def _turn_off(self, orientation: np.ndarray) -> float:
+        """Radians between the hand's turn now and `orientation`; a parallel hand turned half about its
+        approach is the same hand."""
+        now = Rotation.from_quat(self.table.ee_quaternion())
+        want = Rotation.from_quat(orientation)
+        flipped = want * Rotation.from_euler("z", np.pi)
+        return float(min((now.inv() * want).magnitude(), (now.inv() * flipped).magnitude()))
+
+    def rest(self) -> None:
+        """Back to the rest pose in joint space (hand up, pointing down): from a drawer's handle, a
+        straight line to a grasp from above would have to turn the wrist on the way."""
+        self._joint_move(list(REST_POSE))
 
     def _joint_move(self, goal: list[float], rad_per_s: float = 1.0) -> None:
         table, p, c = self.table, self.table.p, self.table.client

@@ -62,29 +62,33 @@ class _GoalBuilder:
     attributes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # object id -> {"colour": "red"}
     variables: dict[str, str] = field(default_factory=dict)  # category -> variable
     literals: list[str] = field(default_factory=list)
-    last_term: str | None = None
+    named: list[str] = field(default_factory=list)  # the terms in the order the instruction named them
 
-    def term(self, phrase: str) -> str:
+    def term(self, phrase: str, other_than: str | None = None) -> str:
+        """The goal term a noun phrase names; a pronoun is the latest term named before, other than
+        `other_than` ("open the drawer and put the lego in it": it is the drawer, not the lego)."""
         phrase = re.sub(rf"^{ARTICLES}\s+", "", phrase.strip()).strip()
         phrase = re.sub(r"\b(?:with water|away|please|now|too|again|up)\b", "", phrase).strip()
         # "the bowl that is on the counter", "the pan on the stove": where a thing is, not what it is
         phrase = re.sub(r"\s+(?:that|which)\s+(?:is|are|was|were|sits|lies)\b.*$", "", phrase).strip()
         phrase = re.sub(r"\s+(?:on|in|inside|at|near|by|next to|beside)\s+.*$", "", phrase).strip()
-        if phrase in ("it", "them", "that", "this") and self.last_term:
-            return self.last_term
+        if phrase in ("it", "them", "that", "this"):
+            earlier = [t for t in self.named if t != other_than]
+            if earlier:
+                return earlier[-1]
         key = phrase.replace(" ", "_")
         if key in self.object_ids:
-            self.last_term = key
+            self.named.append(key)
             return key
         category = self._category(phrase)
         chosen = self._by_attributes(phrase, category)
         if chosen is not None:
-            self.last_term = chosen
+            self.named.append(chosen)
             return chosen
         if category not in self.variables:
             self.variables[category] = f"?{category[:1]}{len(self.variables)}"
-        self.last_term = self.variables[category]
-        return self.last_term
+        self.named.append(self.variables[category])
+        return self.variables[category]
 
     def _by_attributes(self, phrase: str, category: str) -> str | None:
         """The one object of `category` the phrase's adjectives pick ("the red book"), when they are
@@ -175,7 +179,7 @@ def _clause_literal(clause: str, b: _GoalBuilder) -> str | None:
     m = re.match(rf"^{PLACE_VERBS}\s+(.+?)\s+(?:back\s+)?{RELATIONS}\s+(.+)$", clause)
     if m:
         obj = b.term(m.group(1))
-        dest = b.term(m.group(2))
+        dest = b.term(m.group(2), other_than=obj)
         return f"(in {obj} {dest})"
     m = re.match(r"^(?:turn|switch|power)\s+(on|off)\s+(.+)$", clause) or re.match(r"^(?:turn|switch)\s+(.+)\s+(on|off)$", clause)
     if m:

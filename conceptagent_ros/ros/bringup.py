@@ -41,6 +41,9 @@ class GraphOptions:
     # scene_graph from perceived_graph, the pose and the skills' outcomes, as on a real robot.
     scene_graph: Mapping[str, Any] | None = None
     threads: int = 4
+    # The manipulation node (ros/manipulation_node.py) with these overrides; None: none. As the whole
+    # robot of a table-top arm (with_robot False): action_prefix "skills", publish_scene_graph true.
+    manipulation: Mapping[str, Any] | None = None
 
     def scene_graph_node(self) -> Mapping[str, Any] | None:
         """The scene graph node's overrides, or None for no node."""
@@ -108,6 +111,11 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
             if perception.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                 raise ConceptAgentError("the perception node could not load its models (see its log)")
             perception.trigger_activate()
+        if options.manipulation is not None:
+            from conceptagent_ros.ros.manipulation_node import ManipulationNode
+
+            nodes["manipulation"] = ManipulationNode(namespace=options.namespace, context=context,
+                                                     parameter_overrides=overrides(options.manipulation))
         scene_graph = options.scene_graph_node()
         if scene_graph is not None:
             from conceptagent_ros.ros.scene_graph_node import SceneGraphNode

@@ -37,7 +37,7 @@ from conceptagent_ros.msg import SkillCall as SkillCallMsg
 from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
 from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position, resolve_alias
-from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
+from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.geometry import approach_pose
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
@@ -140,12 +140,7 @@ class RobotSkillsNode(Node):
         result = outcome_to_result(outcome)
         self._tell_the_scene_graph(goal_handle.request.call, outcome.success)
         result.finished = self.get_clock().now().to_msg()
-        if outcome.success:
-            goal_handle.succeed()
-        elif outcome.failure == "canceled" and goal_handle.is_cancel_requested:
-            goal_handle.canceled()
-        else:
-            goal_handle.abort()
+        end_goal(goal_handle, outcome)
         return result
 
     # -- navigation -----------------------------------------------------------------------------------

@@ -37,6 +37,10 @@ class EpisodeSpec:
     # How the world answers a careless action; None: as the simulated model's profile asks (its
     # `world` section), the world as it is for any other model
     realism: WorldRealism | None = None
+    # "symbolic": skills change the embedded world's symbols; "pybullet": the Panda at the physical
+    # tabletop the scene lays out does them (physical/tabletop_body.py), seeing through its cameras,
+    # and the goal is judged on PyBullet's state
+    body: str = "symbolic"
 
     @classmethod
     def of(cls, instruction: str, **settings: Any) -> EpisodeSpec:
@@ -100,16 +104,35 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     world = World(scene, seed=request.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec, llm))
     task = prepare_task(request, embedded_task_map(world), skills)
     robot: RobotInterface = world
-    if spec.perception == "camera":
+    body = None
+    if spec.body == "pybullet":
+        if spec.perception != "truth" or spec.failure_rates:
+            raise ValueError("--body pybullet sees through the arm's own cameras and fails only as physics has it: "
+                             "leave out --perception and --failure-rate")
+        from conceptagent_ros.physical.tabletop_body import TabletopBody
+
+        robot = body = TabletopBody(scene, seed=request.seed)
+    elif spec.body != "symbolic":
+        raise ValueError(f"body must be 'symbolic' or 'pybullet', not {spec.body!r}")
+    elif spec.perception == "camera":
         from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
 
         robot = PerceivingRobot(world, seed=request.seed)
     elif spec.perception != "truth":
         raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
-    start = time.perf_counter()
-    outcome = run_task(task, robot, world.robot, on_step, cancel, spec.trace)
-    wall = time.perf_counter() - start
-    truth = world.state()
+    try:
+        start = time.perf_counter()
+        outcome = run_task(task, robot, world.robot, on_step, cancel, spec.trace)
+        wall = time.perf_counter() - start
+        if body is not None:
+            from conceptagent_ros.physical.tabletop_judge import physical_state
+
+            truth = physical_state(body.world, body.layout, scene)
+        else:
+            truth = world.state()
+    finally:
+        if body is not None:
+            body.close()
     judged = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) if spec.judge_goal \
         else outcome.goal
     return EpisodeResult(

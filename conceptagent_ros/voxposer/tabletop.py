@@ -56,6 +56,7 @@ class CabinetSpec:
     drawers: int = 3
     opening: tuple[float, ...] = (0.0, 0.0, 0.0)  # metres each drawer (bottom first) is pulled out
     handles: bool = False  # a bar on each drawer's front, for a hand to pull by
+    hollow: bool = False  # open-topped drawers (floor, front, back, sides) that things can be put in
 
 
 DRAWER_NAMES = {3: ("bottom drawer", "middle drawer", "top drawer")}
@@ -170,17 +171,26 @@ class Tabletop(PhysicsClient):
         drawer_half = [CABINET_DEPTH / 2 - 0.01, CABINET_WIDTH / 2 - 0.02, DRAWER_HEIGHT / 2 - 0.005]
         base_pos = [spec.front_x + CABINET_DEPTH / 2 + 0.005, spec.y, height / 2]
         n = spec.drawers
-        if spec.handles:
-            # a bar 10 cm long, 1.2 cm thick, standing 2.5 cm proud of the front on two posts
-            bar_half, post_half = [0.006, 0.05, 0.006], [0.0125, 0.006, 0.006]
+        if spec.handles or spec.hollow:
             front = -drawer_half[0]
-            parts = [(drawer_half, [0.0, 0.0, 0.0]), (bar_half, [front - 0.025, 0.0, 0.0]),
-                     (post_half, [front - 0.0125, 0.044, 0.0]), (post_half, [front - 0.0125, -0.044, 0.0])]
-            drawer_shape = p.createCollisionShapeArray([p.GEOM_BOX] * 4, halfExtents=[h for h, _ in parts],
+            if spec.hollow:  # a 6 mm floor and walls: the box's faces without its top
+                t = 0.003
+                dx, dy, dz = drawer_half
+                parts = [([dx, dy, t], [0.0, 0.0, -dz + t]), ([t, dy, dz], [front + t, 0.0, 0.0]),
+                         ([t, dy, dz], [dx - t, 0.0, 0.0]), ([dx, t, dz], [0.0, dy - t, 0.0]),
+                         ([dx, t, dz], [0.0, -dy + t, 0.0])]
+            else:
+                parts = [(drawer_half, [0.0, 0.0, 0.0])]
+            if spec.handles:
+                # a bar 10 cm long, 1.2 cm thick, standing 2.5 cm proud of the front on two posts
+                bar_half, post_half = [0.006, 0.05, 0.006], [0.0125, 0.006, 0.006]
+                parts += [(bar_half, [front - 0.025, 0.0, 0.0]), (post_half, [front - 0.0125, 0.044, 0.0]),
+                          (post_half, [front - 0.0125, -0.044, 0.0])]
+            colours = [[0.85, 0.85, 0.8, 1]] * (len(parts) - 3 * spec.handles) + [[0.3, 0.3, 0.3, 1]] * (3 * spec.handles)
+            drawer_shape = p.createCollisionShapeArray([p.GEOM_BOX] * len(parts), halfExtents=[h for h, _ in parts],
                                                        collisionFramePositions=[f for _, f in parts], physicsClientId=c)
-            drawer_visual = p.createVisualShapeArray([p.GEOM_BOX] * 4, halfExtents=[h for h, _ in parts],
-                                                     visualFramePositions=[f for _, f in parts],
-                                                     rgbaColors=[[0.85, 0.85, 0.8, 1]] + [[0.3, 0.3, 0.3, 1]] * 3,
+            drawer_visual = p.createVisualShapeArray([p.GEOM_BOX] * len(parts), halfExtents=[h for h, _ in parts],
+                                                     visualFramePositions=[f for _, f in parts], rgbaColors=colours,
                                                      physicsClientId=c)
         else:
             drawer_shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=drawer_half, physicsClientId=c)

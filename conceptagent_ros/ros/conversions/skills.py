@@ -2,6 +2,8 @@
 nav2-style named error codes."""
 from __future__ import annotations
 
+from typing import Any
+
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
@@ -44,3 +46,14 @@ def outcome_from_result(call: SkillCall, result: ExecuteSkill.Result) -> SkillOu
         return SkillOutcome(call, True, result.error_msg or f"{call} succeeded")
     failure = CODE_FAILURES.get(result.error_code, "physical")
     return SkillOutcome(call, False, result.error_msg or f"{call} failed (error code {result.error_code})", failure)
+
+
+def end_goal(goal_handle: Any, outcome: SkillOutcome) -> None:
+    """End an ExecuteSkill goal as its outcome says: succeeded, canceled (only when a cancel was
+    asked for: a server must not report CANCELED on its own), else aborted."""
+    if outcome.success:
+        goal_handle.succeed()
+    elif outcome.failure == "canceled" and goal_handle.is_cancel_requested:
+        goal_handle.canceled()
+    else:
+        goal_handle.abort()

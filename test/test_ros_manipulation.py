@@ -1,0 +1,157 @@
+"""The manipulation node on real rclpy: the PyBullet Panda as the whole robot of the graph (a task
+through ExecuteTask, judged on the physics), ExecuteSkill feedback per phase, cancel stopping the
+arm, a second skill refused while one runs, grasp markers for rviz, robot_skills_node forwarding
+pick to it by default, and `conceptagent ros demo --body pybullet` across processes (what `make
+manipulation-demo` runs)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from ros_helpers import require_ros, wait_future, wait_until
+
+require_ros()
+pytest.importorskip("pybullet")
+
+from rclpy.action import ActionClient  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+
+from conceptagent_ros.action import ExecuteSkill, ExecuteTask  # noqa: E402
+from conceptagent_ros.msg import SkillCall  # noqa: E402
+
+ARM_AS_ROBOT = {"scene": "tabletop", "action_prefix": "skills", "publish_scene_graph": True, "frame_id": "map",
+                "skills": ["navigate_to", "pick", "place", "open", "close"]}
+
+
+@pytest.fixture
+def client(ros_context):
+    node = Node("test_manipulation_client", context=ros_context)
+    executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        yield node
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+
+
+def skill_goal(skill: str, *args: str) -> ExecuteSkill.Goal:
+    return ExecuteSkill.Goal(call=SkillCall(skill=skill, args=list(args)))
+
+
+def test_a_task_through_the_graph_moves_the_duck_into_the_tray_on_the_physics(ros_context, client) -> None:
+    """The graph as launch/manipulation.launch.py brings it up, with its shipped params file."""
+    import yaml
+
+    from conceptagent_ros.paths import config_dir
+    from conceptagent_ros.physical.tabletop_judge import physical_state
+    from conceptagent_ros.ros.bringup import GraphOptions, bring_up
+
+    params = yaml.safe_load((config_dir() / "ros" / "manipulation_pybullet.yaml").read_text())
+    arm, planner = (params[f"/conceptagent/{n}"]["ros__parameters"] for n in ("manipulation", "planner"))
+    graph = bring_up(GraphOptions(with_robot=False, manipulation=arm, planner=planner), context=ros_context)
+    try:
+        for name, values in (("manipulation", arm), ("planner", planner)):  # no key of the file is a typo
+            assert all(graph.nodes[name].has_parameter(k) for k in values), (name, values)
+        tasks = ActionClient(client, ExecuteTask, "/conceptagent/execute_task")
+        assert tasks.wait_for_server(timeout_sec=30.0)
+        handle = wait_future(tasks.send_goal_async(ExecuteTask.Goal(instruction="put the duck in the tray")), 30.0)
+        assert handle.accepted
+        result = wait_future(handle.get_result_async(), 180.0).result
+        assert result.success, result.error_msg
+        body = graph.nodes["manipulation"].body
+        truth = physical_state(body.world, body.layout, body.scene)
+        assert ("in", "duck_1", "tray_1") in truth.atoms, "the planner said done but the physics disagrees"
+    finally:
+        graph.shutdown()
+
+
+def test_skill_feedback_cancel_busy_and_grasp_markers(ros_context, client) -> None:
+    from visualization_msgs.msg import MarkerArray
+
+    from conceptagent_ros.ros.bringup import GraphOptions, bring_up
+
+    graph = bring_up(GraphOptions(with_robot=False, with_planner=False, manipulation=ARM_AS_ROBOT), context=ros_context)
+    markers: list[MarkerArray] = []
+    client.create_subscription(MarkerArray, "/conceptagent/grasp_markers", markers.append, 10)
+    try:
+        pick = ActionClient(client, ExecuteSkill, "/conceptagent/skills/pick")
+        place = ActionClient(client, ExecuteSkill, "/conceptagent/skills/place")
+        assert pick.wait_for_server(timeout_sec=30.0) and place.wait_for_server(timeout_sec=30.0)
+        # feedback per phase, and the markers of the plan
+        statuses: list[str] = []
+        handle = wait_future(pick.send_goal_async(skill_goal("pick", "duck_1"),
+                                                  feedback_callback=lambda m: statuses.append(m.feedback.status)), 30.0)
+        busy = wait_future(place.send_goal_async(skill_goal("place", "duck_1", "tray_1")), 30.0)
+        busy_result = wait_future(busy.get_result_async(), 60.0).result
+        result = wait_future(handle.get_result_async(), 120.0).result
+        assert result.success, result.error_msg
+        assert not busy_result.success and "busy" in busy_result.error_msg
+        assert busy_result.error_code == ExecuteSkill.Result.SERVER_UNAVAILABLE
+        assert any("planning a grasp of duck_1" in s for s in statuses), statuses
+        assert any("picking duck_1" in s for s in statuses) and any("moving the hand" in s for s in statuses)
+        wait_until(lambda: bool(markers), 10.0, "grasp markers")
+        namespaces = {m.ns for m in markers[-1].markers}
+        assert {"grasp_candidates", "grasp_chosen", "grasp_fingers"} <= namespaces
+        # cancel: the arm stops before its next motion, the goal ends CANCELED
+        body = graph.nodes["manipulation"].body
+        moving: list[str] = []
+        handle = wait_future(place.send_goal_async(
+            skill_goal("place", "duck_1", "tray_1"),
+            feedback_callback=lambda m: moving.append(m.feedback.status)), 30.0)
+        wait_until(lambda: any("moving the hand" in s for s in moving), 60.0, "the place to start moving")
+        wait_future(handle.cancel_goal_async(), 10.0)
+        result = wait_future(handle.get_result_async(), 60.0).result
+        assert not result.success and result.error_code == ExecuteSkill.Result.CANCELED, result.error_msg
+        assert "the arm stopped" in result.error_msg
+        table = body.world.table
+        still = table.ee_position()
+        table.step(120)  # half a second more of physics: it holds where it stopped
+        assert np.linalg.norm(table.ee_position() - still) < 0.01
+    finally:
+        graph.shutdown()
+
+
+def test_robot_skills_forwards_pick_to_the_manipulation_node_by_default(ros_context, client) -> None:
+    from conceptagent_ros.ros.bringup import NAMESPACE, GraphOptions, bring_up, overrides
+    from conceptagent_ros.ros.robot_skills_node import RobotSkillsNode
+    from conceptagent_ros.ros.spin import make_executor
+
+    # the manipulation node with its defaults: manipulation/<skill> for pick, place, open, close
+    graph = bring_up(GraphOptions(with_robot=False, with_planner=False, manipulation={"scene": "tabletop"}),
+                     context=ros_context)
+    skills = RobotSkillsNode(namespace=NAMESPACE, context=ros_context,
+                             parameter_overrides=overrides({"navigation.enabled": False, "outcomes_service": ""}))
+    executor = make_executor(4, ros_context)
+    executor.add_node(skills)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        pick = ActionClient(client, ExecuteSkill, "/conceptagent/skills/pick")
+        assert pick.wait_for_server(timeout_sec=30.0)
+        handle = wait_future(pick.send_goal_async(skill_goal("pick", "lego_1")), 30.0)
+        result = wait_future(handle.get_result_async(), 120.0).result
+        assert result.success, result.error_msg
+        assert graph.nodes["manipulation"].body.held is not None
+        assert graph.nodes["manipulation"].body.held.object_id == "lego_1"
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        skills.destroy_node()
+        graph.shutdown()
+
+
+def test_the_manipulation_demo_succeeds_across_processes() -> None:
+    from conceptagent_ros.ros.domains import reserved_domain
+
+    with reserved_domain() as reserved:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        done = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "ros", "demo", "put the duck in the tray",
+                               "--scene", "tabletop", "--body", "pybullet", "--timeout", "180"],
+                              env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "SUCCESS" in done.stdout and "place(duck_1, tray_1)" in done.stdout
