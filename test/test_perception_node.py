@@ -137,6 +137,26 @@ def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, 
         whole = watcher.create_client(GetSceneGraph, "perception/get_scene_graph")
         assert whole.wait_for_service(timeout_sec=5.0)
         assert len(wait_future(whole.call_async(GetSceneGraph.Request())).graph.objects) == len(graph.objects)
+        # the map's points of objects, for the manipulation planners: each cloud fills its object's box
+        from conceptagent_ros.ros.conversions.clouds import cloud_xyz
+        from conceptagent_ros.srv import GetObjectPoints
+
+        points = watcher.create_client(GetObjectPoints, "perception/get_object_points")
+        assert points.wait_for_service(timeout_sec=5.0)
+        fridge = next(o for o in graph.objects if o.label == "fridge")
+        reply = wait_future(points.call_async(GetObjectPoints.Request(ids=[fridge.id, "unicorn_9"])))
+        assert not reply.success and "unicorn_9" in reply.message and list(reply.ids) == [fridge.id]
+        assert list(reply.labels) == ["fridge"]
+        cloud = cloud_xyz(reply.clouds[0])
+        assert len(cloud) > 50 and reply.clouds[0].header.frame_id == "map"
+        centre = np.array([fridge.pose.position.x, fridge.pose.position.y, fridge.pose.position.z])
+        half = np.array([fridge.size.x, fridge.size.y, fridge.size.z]) / 2 + 0.05
+        # within the (turned) box: in x-y no further than its corners, in z within its height
+        inside = (np.linalg.norm(cloud[:, :2] - centre[:2], axis=1) <= np.hypot(half[0], half[1])) & \
+            (np.abs(cloud[:, 2] - centre[2]) <= half[2])
+        assert inside.mean() > 0.95, f"{(~inside).sum()} of the fridge's {len(cloud)} points lie outside its box"
+        every = wait_future(points.call_async(GetObjectPoints.Request()))
+        assert every.success and sorted(every.ids) == sorted(o.id for o in graph.objects)
     finally:
         executor.shutdown()
 

@@ -134,3 +134,26 @@ def test_perceived_graph_states_the_ids_perception_fused_away():
     graph.objects.append(SceneObject(id="table_2", label="table"))
     graph.aliases = [ObjectAlias(id="table_2", same_as="table_1")]
     assert resolve_alias(graph, "table_2") == "table_2"
+
+
+def test_points_go_out_as_a_cloud_and_come_back_from_any_layout():
+    import numpy as np
+    from sensor_msgs.msg import PointCloud2, PointField
+
+    from conceptagent_ros.ros.conversions.clouds import cloud_xyz, xyz_cloud
+
+    points = np.array([[0.5, -0.1, 0.02], [0.51, -0.09, 0.03], [0.52, -0.08, 0.04]])
+    msg = xyz_cloud(points, "map", Time(sec=3))
+    assert msg.header.frame_id == "map" and msg.width == 3 and msg.point_step == 12
+    assert np.allclose(cloud_xyz(msg), points, atol=1e-6)
+    # another producer's layout (depth_image_proc's: x y z, padding, rgb), a point with no depth
+    layout = np.dtype({"names": ["x", "y", "z", "rgb"], "formats": ["<f4"] * 4, "offsets": [0, 4, 8, 16],
+                       "itemsize": 32})
+    raw = np.zeros(3, dtype=layout)
+    raw["x"], raw["y"], raw["z"] = [1.0, np.nan, 3.0], [0.0, 0.0, 0.0], [2.0, 2.0, 2.0]
+    other = PointCloud2(height=1, width=3, point_step=32, row_step=96, is_bigendian=False, data=raw.tobytes(),
+                        fields=[PointField(name=n, offset=o, datatype=PointField.FLOAT32, count=1)
+                                for n, o in (("x", 0), ("y", 4), ("z", 8), ("rgb", 16))])
+    assert np.allclose(cloud_xyz(other), [[1.0, 0.0, 2.0], [3.0, 0.0, 2.0]])
+    with pytest.raises(ValueError, match="no float32 y, z field"):
+        cloud_xyz(PointCloud2(fields=[PointField(name="x", offset=0, datatype=PointField.FLOAT32, count=1)]))

@@ -14,6 +14,7 @@ require_ros()
 from conceptagent_ros.evaluation.tasks import load_suite  # noqa: E402
 
 TASKS = 16
+LAZY_WORKERS = 2
 
 
 def test_cycled_tasks_repeat_the_suite_with_unique_ids() -> None:
@@ -35,7 +36,9 @@ def test_tasks_back_to_back_end_and_leak_nothing() -> None:
     assert len(samples) == TASKS
     assert all(s.ended and s.success for s in samples), [(s.task_id, s.success) for s in samples if not s.success]
     first_half, second_half = samples[:TASKS // 2], samples[TASKS // 2:]
-    assert max(s.os_threads for s in second_half) <= max(s.os_threads for s in first_half), \
+    # rclpy's multi-threaded executors start their pool's workers lazily, so one may first appear
+    # late (67 threads, then 68, seen once under load); a thread leaked per task adds eight here
+    assert max(s.os_threads for s in second_half) <= max(s.os_threads for s in first_half) + LAZY_WORKERS, \
         [s.os_threads for s in samples]
     assert max(s.graph_nodes for s in second_half) <= max(s.graph_nodes for s in first_half), \
         [s.graph_nodes for s in samples]

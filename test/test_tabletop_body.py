@@ -33,8 +33,12 @@ def test_a_scene_thing_without_a_physical_model_is_refused_by_name() -> None:
     scene.objects["apple_1"] = SceneObject("apple_1", "apple", "lab_1", (0.5, 0.1, 0.0), frozenset({"pickupable"}))
     with pytest.raises(LayoutError, match="apple_1: no physical model for a apple"):
         tabletop_layout(scene)
-    with pytest.raises(LayoutError, match="needs a table"):
+    with pytest.raises(LayoutError, match="'studio_kitchen' is a household"):
         tabletop_layout(load_scene("studio_kitchen"))
+    scene = load_scene("tabletop")
+    del scene.objects["table_1"]
+    with pytest.raises(LayoutError, match="needs a table"):
+        tabletop_layout(scene)
 
 
 @pytest.mark.parametrize(("instruction", "unmet_before"), [

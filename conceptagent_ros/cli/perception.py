@@ -83,7 +83,7 @@ def _perceive_scene(args: argparse.Namespace) -> int:
     from conceptagent_ros.scene.loader import list_scenes, load_scene
     from conceptagent_ros.sim.rgbd_camera import CameraConfig
 
-    scenes = list_scenes() if args.scene == "all" else [load_scene(args.scene).name]
+    scenes = list_scenes("household") if args.scene == "all" else [load_scene(args.scene).name]
     camera = CameraConfig(depth_noise=args.noise)
     print(f"{'scene':<16} {'frames':>6} {'seen':>5} {'recall':>7} {'precision':>9} {'duplicates':>10} {'centroid err':>12} "
           f"{'ms/frame':>9}")

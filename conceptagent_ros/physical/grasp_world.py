@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.clouds import voxel_thin
+from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
 from conceptagent_ros.voxposer.tabletop import ARM_JOINTS, EE_LINK, REST_POSE, CabinetSpec, Tabletop, TabletopScene, UrdfObject
 
@@ -164,10 +165,12 @@ class GraspWorld:
         self.table.close()
 
 
+PANDA_TOOL_AXES = parse_tool_axes(("-y", "x", "z"))  # the grasp target: fingers move along its y, it points along z
+
+
 def _panda_orientation(rotation: np.ndarray) -> np.ndarray:
-    """The Panda grasp target's quaternion for a hand frame: its fingers move along its y, it points along z."""
-    ee = np.column_stack([-rotation[:, 1], rotation[:, 0], rotation[:, 2]])
-    return Rotation.from_matrix(ee).as_quat()
+    """The Panda grasp target's quaternion for a hand frame."""
+    return Rotation.from_matrix(tool_rotation(rotation, PANDA_TOOL_AXES)).as_quat()
 
 
 @dataclass

@@ -73,6 +73,9 @@ def _one(objects: list[SceneObject], what: str, required: bool) -> SceneObject |
 
 def tabletop_layout(scene: Scene, seed: int = 0) -> TabletopLayout:
     """The physical tabletop for `scene`, or LayoutError naming what has no physical counterpart."""
+    if scene.setting != "tabletop":
+        raise LayoutError(f"the physical tabletop is built from a tabletop scene (setting: tabletop); "
+                          f"{scene.name!r} is a {scene.setting} (try --scene tabletop)")
     rng = np.random.default_rng(seed)
     objects = list(scene.objects.values())
     table = _one([o for o in objects if o.category == "table"], "table", required=True)

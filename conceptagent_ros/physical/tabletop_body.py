@@ -17,54 +17,26 @@ the arm's reach from its base), and skills the arm has no executor for are refus
 from __future__ import annotations
 
 import sys
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
 
-from conceptagent_ros.manipulation.articulation_executor import carry_out
-from conceptagent_ros.manipulation.articulation_planner import FrontGeometry, drawer_opening, front_geometry, plan_drawer
+from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillRefused, SkillWatch
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan, GraspPlanner
-from conceptagent_ros.manipulation.pick_executor import PickConfig, PickExecutor
-from conceptagent_ros.manipulation.place_executor import HeldObject, hand_turn_along, place
-from conceptagent_ros.manipulation.place_planner import PlacePlanner
+from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
+from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
-from conceptagent_ros.manipulation.watched_arm import MotionCanceled, WatchedArm
+from conceptagent_ros.manipulation.watched_arm import MotionCanceled
 from conceptagent_ros.physical.grasp_world import GraspWorld
 from conceptagent_ros.physical.scene_layout import TabletopLayout, tabletop_layout
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
-OPEN_BY = 0.10  # how far open() pulls a drawer
-SEEN_OPEN = 0.05  # a drawer measured at least this far out is open; at most CLOSED_AT, closed
-SEEN_CLOSED = 0.02
 CONTAINED_MARGIN = 0.01  # a thing's bottom may lie this far below a receptacle's lowest point and still be in it
 ARITY = {"navigate_to": 1, "pick": 1, "place": 2, "open": 1, "close": 1}
 SKILLS = tuple(ARITY)
-
-
-Progress = Callable[[str, float], None]  # (what the skill is doing, fraction done)
-
-
-@dataclass
-class SkillWatch:
-    """What a skill server hands a skill: a flag that cancels it (the arm stops before its next
-    motion) and a callback told of each phase."""
-
-    cancel: threading.Event | None = None
-    progress: Progress | None = None
-
-
-@dataclass
-class Held:
-    object_id: str
-    grasp: GraspCandidate
-    hand_position: np.ndarray  # where the hand stopped after the lift
 
 
 class TabletopBody:
@@ -78,11 +50,40 @@ class TabletopBody:
         self.world = GraspWorld([], seed, gui=gui, tray=self.layout.tray, cabinet=self.layout.cabinet,
                                 placed=self.layout.things)
         self.state = RobotState(scene.robot.start_position, scene.robot.start_room, None, scene.robot.reach)
-        self.held: Held | None = None
         self.log = log if log is not None else sys.stderr
-        self.last_grasp_plan: GraspPlan | None = None  # for pictures and rviz markers
-        self.last_grasp: GraspCandidate | None = None
-        self._watch = SkillWatch()
+        self.skills = ArmSkills(self, self.spec, drawers=self.layout.drawers, table=self.layout.table, floor_z=0.0)
+
+    # -- what the skills need of the body (manipulation/arm_skills.ArmBody) ---------------------------
+    def look(self) -> Clouds:
+        return self.clouds()
+
+    def hand(self) -> Arm:
+        """In straight lines, in joint space where a line cannot get there."""
+        return self.world.hand(joint_space_fallback=True)
+
+    def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
+        return self.world.kinematics.reachable(position, quaternion)
+
+    def finger_gap(self) -> float:
+        return self.world.table.finger_gap()
+
+    def settle(self) -> None:
+        self.world.table.step(120)  # half a second of physics: what was let go of comes to rest
+
+    def rest(self) -> None:
+        self.world.hand().rest()
+
+    @property
+    def held(self) -> Held | None:
+        return self.skills.held
+
+    @property
+    def last_grasp_plan(self) -> GraspPlan | None:
+        return self.skills.last_grasp_plan
+
+    @property
+    def last_grasp(self) -> GraspCandidate | None:
+        return self.skills.last_grasp
 
     def close(self) -> None:
         self.world.close()
@@ -97,27 +98,9 @@ class TabletopBody:
                 out[sid] = points
         return out
 
-    def drawer_openings(self, clouds: dict[str, np.ndarray]) -> dict[str, float]:
-        """Each seen drawer's opening (m), measured from its front's points against the most
-        recessed front (a closed drawer's) -- not read from the simulator."""
-        fronts: dict[str, FrontGeometry] = {}
-        for sid in self.layout.drawers:
-            if sid in clouds:
-                try:
-                    fronts[sid] = front_geometry(clouds[sid], self.spec.arm.base)
-                except ManipulationError:
-                    continue
-        if not fronts:
-            return {}
-        # the front standing least toward the robot is taken for closed
-        reference = min(fronts.values(), key=lambda f: float(f.centre @ f.normal))
-        openings = {}
-        for sid in fronts:
-            try:
-                openings[sid] = drawer_opening(clouds[sid], reference)
-            except ManipulationError:
-                continue
-        return openings
+    def drawer_openings(self, clouds: Clouds) -> dict[str, float]:
+        """Each seen drawer's opening (m), measured from its front's points -- not read from the simulator."""
+        return self.skills.drawer_openings(clouds)
 
     def observe(self) -> Observation:
         clouds = self.clouds()
@@ -169,28 +152,11 @@ class TabletopBody:
     def execute(self, call: SkillCall, watch: SkillWatch | None = None) -> SkillOutcome:
         """Run one skill on the arm. With `watch`, a set cancel flag stops the arm before its next
         motion (the outcome is then "canceled") and each phase is reported as it starts."""
-        self._watch = watch or SkillWatch()
+        self.skills.watch = watch or SkillWatch()
         try:
             return self._execute(call)
         finally:
-            self._watch = SkillWatch()
-
-    def _phase(self, what: str, fraction: float) -> None:
-        if self._watch.cancel is not None and self._watch.cancel.is_set():
-            raise MotionCanceled(f"canceled before {what}")
-        if self._watch.progress is not None:
-            self._watch.progress(what, fraction)
-
-    def _hand(self) -> WatchedArm:
-        """The arm as the executors drive it: in straight lines, in joint space where a line cannot
-        get there, stopped by a cancel before any motion."""
-        progress = self._watch.progress
-
-        def motion(what: str) -> None:
-            if progress is not None:
-                progress(what, -1.0)  # a motion within the phase: no new fraction
-
-        return WatchedArm(self.world.hand(joint_space_fallback=True), self._watch.cancel, motion)
+            self.skills.watch = SkillWatch()
 
     def _execute(self, call: SkillCall) -> SkillOutcome:
         if call.skill not in SKILLS:
@@ -204,126 +170,28 @@ class TabletopBody:
             return SkillOutcome(call, False, f"{call}: unknown object {unknown[0]}", "invalid")
         started = time.perf_counter()
         try:
-            message = getattr(self, f"_do_{call.skill}")(*call.args)
+            message = self._run(call)
         except ManipulationError as e:
             self.log.write(f"  {call}: {e.code} after {time.perf_counter() - started:.1f} s\n")
             return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical")
-        except _Refused as e:
+        except SkillRefused as e:
             return SkillOutcome(call, False, f"{call} was refused: {e}", "precondition")
         except MotionCanceled as e:
             self.world.table.stop()  # hold where it is
-            if self.held is not None and self.world.table.finger_gap() <= self.spec.gripper.empty_gap + 0.002:
-                self.held = None
+            self.skills.after_cancel()
             return SkillOutcome(call, False, f"{call} canceled: {e}; the arm stopped", "canceled")
         return SkillOutcome(call, True, f"{call}: {message}")
 
-    def _do_navigate_to(self, target: str) -> str:
-        return "the arm reaches the whole table from its base"
-
-    def _others(self, clouds: dict[str, np.ndarray], *leave_out: str) -> np.ndarray:
-        rest = [pts for sid, pts in clouds.items() if sid not in leave_out]
-        return np.concatenate(rest) if rest else np.zeros((0, 3))
-
-    def _look(self, needed: str) -> dict[str, np.ndarray]:
-        """What the cameras see now; NOT_SEEN when they do not see `needed`."""
-        self._phase("looking at the table", 0.05)
-        clouds = self.clouds()
-        if needed not in clouds:
-            raise ManipulationError("NOT_SEEN", f"no camera sees {needed}")
-        return clouds
-
-    def _do_pick(self, obj: str) -> str:
-        if self.held is not None:
-            raise _Refused(f"the hand already holds {self.held.object_id}")
-        if obj not in (t.name for t in self.layout.things):
-            raise _Refused(f"{obj} is not something the hand can pick up")
-        clouds = self._look(obj)
-        self._phase(f"planning a grasp of {obj}", 0.15)
-        planner = GraspPlanner(self.spec.gripper, self.spec.arm, self.world.kinematics.reachable)
-        self.last_grasp_plan, self.last_grasp = None, None
-        plan = planner.plan(clouds[obj], self._others(clouds, obj))
-        self.last_grasp_plan = plan
-        self._phase(f"picking {obj} ({len(plan.candidates)} grasps planned)", 0.3)
-        config = PickConfig()
-        part = self.layout.part(obj)
-        result = PickExecutor(self._hand(), self.spec.gripper, config).pick(
-            plan, lambda: self.world.locate(part) if part else None)
-        self.last_grasp = result.grasp
-        if not result.success or result.grasp is None:
-            raise ManipulationError(result.code or "NOT_HELD", result.message)
-        self.held = Held(obj, result.grasp, result.grasp.position + np.array([0.0, 0.0, config.lift]))
-        return f"picked up ({result.message}; {result.attempts} attempt{'s' if result.attempts != 1 else ''})"
-
-    def _do_place(self, obj: str, receptacle: str) -> str:
-        if self.held is None or self.held.object_id != obj:
-            raise _Refused(f"the hand does not hold {obj}")
-        clouds = self._look(receptacle)
-        self._phase(f"planning where in {receptacle} to put {obj}", 0.15)
-        held = HeldObject.from_points(clouds.get(obj, np.zeros((0, 3))))
-        near = None
-        if receptacle == self.layout.table:  # the free table nearest where the hand is, not the table's far end
-            near = (float(self.held.hand_position[0]), float(self.held.hand_position[1]))
-        spot = PlacePlanner().plan(held.footprint_radius, held.height, clouds[receptacle],
-                                   self._others(clouds, obj, receptacle), near=near)
-        turn = 0.0
-        if spot.inside or receptacle in self.layout.drawers:  # walls around: the hand's long side along the long side
-            turn = hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle]))
-        self._phase(f"putting {obj} down", 0.3)
-        done = place(self._hand(), self.spec.gripper, self.held.hand_position, self.held.grasp.rotation, held, spot,
-                     turn=turn)
-        if not done.success:
-            if done.code != "UNREACHABLE":  # it may have left the hand on the way
-                self.held = None if self.world.table.finger_gap() <= self.spec.gripper.empty_gap + 0.002 else self.held
-            raise ManipulationError(done.code, done.message)
-        self.held = None
-        self.world.table.step(120)  # let it settle before anyone looks
-        into = spot.inside or receptacle in self.layout.drawers
-        return f"put {'in' if into else 'on'} {receptacle} ({spot.clearance * 100:.1f} cm clear of the nearest thing)" \
-            if np.isfinite(spot.clearance) else f"put {'in' if into else 'on'} {receptacle}"
-
-    def _drawer(self, target: str) -> str:
-        if target not in self.layout.drawers:
-            raise _Refused(f"{target} is not a drawer of the cabinet; the arm opens and closes drawers only")
-        if self.held is not None:
-            raise _Refused(f"the hand holds {self.held.object_id}; put it down first")
-        return self.layout.drawers[target]
-
-    def _do_open(self, target: str) -> str:
-        return self._move_drawer(target, "open")
-
-    def _do_close(self, target: str) -> str:
-        return self._move_drawer(target, "close")
-
-    def _move_drawer(self, target: str, action: str) -> str:
-        self._drawer(target)
-        clouds = self._look(target)
-        before = self.drawer_openings(clouds).get(target, 0.0)
-        distance = OPEN_BY if action == "open" else max(before, 0.0) + 0.005
-        plan = plan_drawer(clouds[target], self.spec.arm.base, self.spec.gripper, action,  # type: ignore[arg-type]
-                           distance, floor_z=0.0)
-        self._phase(f"{'pulling' if action == 'open' else 'pushing'} {target} by its {plan.grip}", 0.2)
-        reached = carry_out(self._hand(), plan)
-        self.world.hand().rest()  # hand up and pointing down: where the next pick's straight lines start well
-        self._phase(f"measuring how far {target} stands out", 0.9)
-        if not reached:
-            raise ManipulationError("UNREACHABLE", "the arm did not reach the handle")
-        self.world.table.step(120)
-        after = self.drawer_openings(self.clouds()).get(target)
-        if after is None:
-            raise ManipulationError("NOT_SEEN", f"{target}'s front is not seen after the {action}")
-        moved = after >= SEEN_OPEN if action == "open" else after <= SEEN_CLOSED
-        if not moved:
-            raise ManipulationError("NOT_MOVED", f"the drawer stands {after * 100:.1f} cm out after the {action} "
-                                                 f"(it stood {before * 100:.1f} cm out before)")
-        return f"{'opened' if action == 'open' else 'closed'}: it stands {after * 100:.1f} cm out (measured from its front)"
+    def _run(self, call: SkillCall) -> str:
+        skill, args = call.skill, call.args
+        if skill == "navigate_to":
+            return "the arm reaches the whole table from its base"
+        if skill == "pick":
+            if args[0] not in (t.name for t in self.layout.things):
+                raise SkillRefused(f"{args[0]} is not something the hand can pick up")
+            return self.skills.pick(args[0])
+        if skill == "place":
+            return self.skills.place(args[0], args[1])
+        return self.skills.move_drawer(args[0], "open" if skill == "open" else "close")
 
 
-def _long_axis(points: np.ndarray) -> np.ndarray:
-    """The horizontal direction along which the points spread most."""
-    xy = points[:, :2] - points[:, :2].mean(axis=0)
-    _, vectors = np.linalg.eigh(xy.T @ xy)
-    return vectors[:, -1]
-
-
-class _Refused(Exception):
-    """A call the body will not try (its precondition fails before any motion)."""

@@ -127,7 +127,7 @@ class ManipulationNode(Node):
             return self._end(goal_handle, SkillOutcome(call, False, f"{call} not executed: the arm is busy with "
                                                                     "another skill", "unavailable"))
         self._lock.acquire()  # after a look at the scene that may be under way
-        from conceptagent_ros.physical.tabletop_body import SkillWatch
+        from conceptagent_ros.manipulation.arm_skills import SkillWatch
 
         cancel = threading.Event()
         ended = threading.Event()

@@ -20,6 +20,8 @@ Publishes:   perceived_graph (conceptagent_ros/SceneGraph)  the fused objects an
 Services:    perception/query_objects (QueryObjects)   text -> objects, best first, with scores
              perception/get_scene_graph (GetSceneGraph)
              perception/reset (std_srvs/Trigger)        forget every object
+             perception/get_object_points (GetObjectPoints)  the map's points of objects (PointCloud2 each),
+                                                        what the manipulation planners work on
 Also:        perception/forget (std_msgs/String)         an object id a gripper took: removed from the map
 Parameters:  config (string, ""): perception YAML; detector (string, ""): override its detector kind;
              vocabulary (string[]): what to look for (default: the config's); pose_source (tf | topic);
@@ -53,9 +55,10 @@ from conceptagent_ros.perception.object_query import query_objects
 from conceptagent_ros.perception.pipeline import FramePipeline
 from conceptagent_ros.perception.ros_images import camera_info_intrinsics, image_to_numpy, pose_to_matrix, stamp_seconds
 from conceptagent_ros.perception.sync import ApproximateSync, nearest
+from conceptagent_ros.ros.conversions.clouds import xyz_cloud
 from conceptagent_ros.ros.conversions.perception import map_markers, map_to_graph_msg
 from conceptagent_ros.ros.spin import autostart_lifecycle, run_node
-from conceptagent_ros.srv import GetSceneGraph, QueryObjects
+from conceptagent_ros.srv import GetObjectPoints, GetSceneGraph, QueryObjects
 
 
 class PerceptionNode(LifecycleNode):
@@ -100,6 +103,8 @@ class PerceptionNode(LifecycleNode):
         self.create_service(QueryObjects, "perception/query_objects", self._query, callback_group=services)
         self.create_service(GetSceneGraph, "perception/get_scene_graph", self._get_graph, callback_group=services)
         self.create_service(Trigger, "perception/reset", self._reset, callback_group=services)
+        self.create_service(GetObjectPoints, "perception/get_object_points", self._object_points,
+                            callback_group=services)
         from std_msgs.msg import String
 
         self.create_subscription(String, "perception/forget", self._forget, 10, callback_group=self._images)
@@ -295,6 +300,31 @@ class PerceptionNode(LifecycleNode):
         by_id = {o.id: o for o in graph.objects}
         response.objects = [by_id[h.id] for h in hits if h.id in by_id]
         response.scores = [float(h.score) for h in hits if h.id in by_id]
+        return response
+
+    def _object_points(self, request: GetObjectPoints.Request,
+                       response: GetObjectPoints.Response) -> GetObjectPoints.Response:
+        """Each asked-for object's fused points (an id fused away since answers as the object it
+        joined); every object's when none is asked for."""
+        if self.pipeline is None:
+            response.success, response.message = False, "perception is not configured (no models loaded)"
+            return response
+        frame, stamp = self.get_parameter("world_frame").value, self.latest_stamp or self.get_clock().now().to_msg()
+        unknown = []
+        with self._lock:
+            objects = self.pipeline.map.objects
+            for oid in list(request.ids) or sorted(objects):
+                live = self.pipeline.map.resolve(oid)
+                if live not in objects:
+                    unknown.append(oid)
+                    continue
+                response.ids.append(live)
+                response.labels.append(objects[live].label)
+                response.clouds.append(xyz_cloud(objects[live].points, frame, stamp))
+            held = len(objects)
+        response.success = not unknown
+        response.message = (f"not in the map: {', '.join(unknown)} (it holds {held} objects)" if unknown
+                            else f"{len(response.ids)} of the map's {held} objects")
         return response
 
     def _forget(self, msg: Any) -> None:

@@ -27,8 +27,12 @@ def scenes_dir() -> Path:
     return config_dir() / "scenes"
 
 
-def list_scenes() -> list[str]:
-    return sorted(p.stem for p in scenes_dir().glob("*.yaml"))
+def list_scenes(setting: str | None = None) -> list[str]:
+    """The built-in scenes; with `setting`, only those of it (household, tabletop)."""
+    names = sorted(p.stem for p in scenes_dir().glob("*.yaml"))
+    if setting is None:
+        return names
+    return [n for n in names if load_scene(n).setting == setting]
 
 
 def resolve_scene_path(name_or_path: str) -> Path:
@@ -155,7 +159,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
     robot = RobotConfig(start_room=start_room, start_position=start, reach=spec.robot.reach,
                         view_range=spec.robot.view_range)
     return Scene(name=name, description=spec.description, rooms=rooms, objects=objects, robot=robot,
-                 failures=dict(spec.failures))
+                 failures=dict(spec.failures), setting=spec.setting)
 
 
 def _check_id(value: Any, where: str) -> str:

@@ -69,6 +69,7 @@ class Scene:
     objects: dict[str, SceneObject]
     robot: RobotConfig
     failures: dict[str, float] = field(default_factory=dict)  # skill -> probability of a physical failure
+    setting: str = "household"  # or "tabletop": a fixed arm at a table (scene/schema.py)
 
     def copy(self) -> Scene:
         return copy.deepcopy(self)

@@ -7,7 +7,7 @@ to judge (containment, rooms of positions, categories) stays in loader.py.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -77,6 +77,9 @@ class RobotSpec(_Strict):
 class SceneSpec(_Strict):
     name: str | None = None
     description: str = ""
+    # household: rooms a mobile robot drives through, seen by its head camera; tabletop: a fixed arm
+    # at a table, seen by the arm's cameras (run --body pybullet)
+    setting: Literal["household", "tabletop"] = "household"
     robot: RobotSpec = Field(default_factory=RobotSpec)
     failures: dict[str, Probability] = Field(default_factory=dict)
     rooms: Annotated[list[RoomSpec], Field(min_length=1)]

@@ -9,9 +9,10 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Path
-from sensor_msgs.msg import PointCloud2, PointField
+from sensor_msgs.msg import PointCloud2
 
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.conversions.clouds import structured_cloud
 from conceptagent_ros.voxposer.api import VoxelGrid
 from conceptagent_ros.voxposer.box_scene import ObjectBox
 
@@ -40,17 +41,7 @@ def value_map_cloud(kind: str, values: np.ndarray, grid: VoxelGrid, frame: str, 
     cloud = np.empty(len(chosen), dtype=CLOUD_DTYPE)
     cloud["x"], cloud["y"], cloud["z"] = world[:, 0], world[:, 1], world[:, 2]
     cloud["intensity"] = flat[chosen]
-    msg = PointCloud2()
-    msg.header.frame_id, msg.header.stamp = frame, stamp
-    msg.height, msg.width = 1, len(chosen)
-    msg.fields = [PointField(name=name, offset=offset, datatype=PointField.FLOAT32, count=1)
-                  for name, offset in CLOUD_FIELDS]
-    msg.is_bigendian = False
-    msg.point_step = CLOUD_DTYPE.itemsize
-    msg.row_step = CLOUD_DTYPE.itemsize * len(chosen)
-    msg.is_dense = True
-    msg.data = cloud.tobytes()
-    return msg
+    return structured_cloud(cloud, frame, stamp)
 
 
 def cloud_points(msg: PointCloud2) -> np.ndarray:

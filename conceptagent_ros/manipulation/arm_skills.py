@@ -1,0 +1,235 @@
+"""Pick, place, open and close as skills: the planners on what the robot sees, the executors on its
+arm, one failure code per way to fail. Every body runs them the same way -- the PyBullet Panda with
+its cameras (physical/tabletop_body.py) and a real arm with the perception node's points and its
+controllers (ros/manipulation_node.py) -- through the ArmBody protocol below.
+
+A skill raises ManipulationError (a physical failure, with its code), SkillRefused (its
+precondition fails before any motion) or MotionCanceled (watched_arm.py: a cancel stopped the arm).
+Phases are reported through `progress` as they start; a set `cancel` stops the skill before its
+next phase or motion.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from conceptagent_ros.manipulation.articulation_executor import carry_out
+from conceptagent_ros.manipulation.articulation_planner import FrontGeometry, drawer_opening, front_geometry, plan_drawer
+from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan, GraspPlanner
+from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig, PickExecutor
+from conceptagent_ros.manipulation.place_executor import HeldObject, hand_turn_along, place
+from conceptagent_ros.manipulation.place_planner import PlacePlanner
+from conceptagent_ros.manipulation.robot_spec import RobotSpec
+from conceptagent_ros.manipulation.watched_arm import MotionCanceled, WatchedArm
+
+OPEN_BY = 0.10  # how far open() pulls a drawer
+SEEN_OPEN = 0.05  # a drawer measured at least this far out is open; at most SEEN_CLOSED, closed
+SEEN_CLOSED = 0.02
+GAP_TOLERANCE = 0.002  # above the empty hand's gap by this much: something is held
+
+Clouds = dict[str, np.ndarray]  # every seen object's points, by id
+Progress = Callable[[str, float], None]  # (what the skill is doing, fraction done; -1: a motion within the phase)
+
+
+class SkillRefused(Exception):
+    """A skill the arm will not try: its precondition fails before any motion."""
+
+
+class ArmBody(Protocol):
+    """What the skills need of a robot with an arm."""
+
+    def look(self) -> Clouds:
+        """Every object's points as the robot sees them now, by id."""
+
+    def hand(self) -> Arm:
+        """The arm as the executors drive it."""
+
+    def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
+        """Whether the hand frame can be put at this pose (the grasp planner's reach check)."""
+
+    def finger_gap(self) -> float: ...
+
+    def settle(self) -> None:
+        """Let what the hand let go of, or moved, come to rest before looking again."""
+
+    def rest(self) -> None:
+        """The arm back to its rest pose (hand up, pointing down), by whatever way it has."""
+
+
+@dataclass
+class Held:
+    object_id: str
+    grasp: GraspCandidate
+    hand_position: np.ndarray  # where the hand stopped after the lift
+
+
+@dataclass
+class SkillWatch:
+    """What a skill server hands a skill: a flag that cancels it (the arm stops before its next
+    motion) and a callback told of each phase."""
+
+    cancel: threading.Event | None = None
+    progress: Progress | None = None
+
+
+class ArmSkills:
+    """The skills on one body. `drawers`: the ids of the drawers it may open and close (their
+    openings are measured against the most recessed of their fronts); `table`: the id of the
+    surface a thing put "on the table" goes to (the spot nearest the hand is chosen there)."""
+
+    def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] = (), table: str | None = None,
+                 floor_z: float | None = 0.0):
+        self.body, self.spec = body, spec
+        self.drawers, self.table, self.floor_z = set(drawers), table, floor_z
+        self.held: Held | None = None
+        self.last_grasp_plan: GraspPlan | None = None  # for pictures and rviz markers
+        self.last_grasp: GraspCandidate | None = None
+        self.watch = SkillWatch()
+
+    # -- watching --------------------------------------------------------------------------------
+    def phase(self, what: str, fraction: float) -> None:
+        if self.watch.cancel is not None and self.watch.cancel.is_set():
+            raise MotionCanceled(f"canceled before {what}")
+        if self.watch.progress is not None:
+            self.watch.progress(what, fraction)
+
+    def watched_hand(self) -> WatchedArm:
+        progress = self.watch.progress
+
+        def motion(what: str) -> None:
+            if progress is not None:
+                progress(what, -1.0)
+
+        return WatchedArm(self.body.hand(), self.watch.cancel, motion)
+
+    def holds_something(self) -> bool:
+        return self.body.finger_gap() > self.spec.gripper.empty_gap + GAP_TOLERANCE
+
+    # -- seeing ----------------------------------------------------------------------------------
+    def look(self, needed: str) -> Clouds:
+        """What the robot sees now; NOT_SEEN when it does not see `needed`."""
+        self.phase("looking", 0.05)
+        clouds = self.body.look()
+        if needed not in clouds:
+            raise ManipulationError("NOT_SEEN", f"no camera sees {needed}")
+        return clouds
+
+    def drawer_openings(self, clouds: Clouds) -> dict[str, float]:
+        """Each seen drawer's opening (m), measured from its front's points against the most
+        recessed front (a closed drawer's)."""
+        fronts: dict[str, FrontGeometry] = {}
+        for sid in self.drawers:
+            if sid in clouds:
+                try:
+                    fronts[sid] = front_geometry(clouds[sid], self.spec.arm.base)
+                except ManipulationError:
+                    continue
+        if not fronts:
+            return {}
+        reference = min(fronts.values(), key=lambda f: float(f.centre @ f.normal))  # least toward the robot
+        openings = {}
+        for sid in fronts:
+            try:
+                openings[sid] = drawer_opening(clouds[sid], reference)
+            except ManipulationError:
+                continue
+        return openings
+
+    @staticmethod
+    def others(clouds: Clouds, *leave_out: str) -> np.ndarray:
+        rest = [pts for sid, pts in clouds.items() if sid not in leave_out]
+        return np.concatenate(rest) if rest else np.zeros((0, 3))
+
+    # -- the skills ------------------------------------------------------------------------------
+    def pick(self, obj: str) -> str:
+        if self.held is not None:
+            raise SkillRefused(f"the hand already holds {self.held.object_id}")
+        clouds = self.look(obj)
+        self.phase(f"planning a grasp of {obj}", 0.15)
+        planner = GraspPlanner(self.spec.gripper, self.spec.arm, self.body.reachable)
+        self.last_grasp_plan, self.last_grasp = None, None
+        plan = planner.plan(clouds[obj], self.others(clouds, obj))
+        self.last_grasp_plan = plan
+        self.phase(f"picking {obj} ({len(plan.candidates)} grasps planned)", 0.3)
+        config = PickConfig()
+
+        def locate() -> np.ndarray | None:
+            seen = self.body.look().get(obj)
+            return None if seen is None or not len(seen) else seen.mean(axis=0)
+
+        result = PickExecutor(self.watched_hand(), self.spec.gripper, config).pick(plan, locate)
+        self.last_grasp = result.grasp
+        if not result.success or result.grasp is None:
+            raise ManipulationError(result.code or "NOT_HELD", result.message)
+        self.held = Held(obj, result.grasp, result.grasp.position + np.array([0.0, 0.0, config.lift]))
+        return f"picked up ({result.message}; {result.attempts} attempt{'s' if result.attempts != 1 else ''})"
+
+    def place(self, obj: str, receptacle: str) -> str:
+        if self.held is None or self.held.object_id != obj:
+            raise SkillRefused(f"the hand does not hold {obj}")
+        clouds = self.look(receptacle)
+        self.phase(f"planning where in {receptacle} to put {obj}", 0.15)
+        held = HeldObject.from_points(clouds.get(obj, np.zeros((0, 3))))
+        near = None
+        if receptacle == self.table:  # the free table nearest where the hand is, not the table's far end
+            near = (float(self.held.hand_position[0]), float(self.held.hand_position[1]))
+        spot = PlacePlanner().plan(held.footprint_radius, held.height, clouds[receptacle],
+                                   self.others(clouds, obj, receptacle), near=near)
+        into = spot.inside or receptacle in self.drawers
+        # walls around: the hand's long side along the opening's long side, or it strikes them
+        turn = hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into else 0.0
+        self.phase(f"putting {obj} down", 0.3)
+        done = place(self.watched_hand(), self.spec.gripper, self.held.hand_position, self.held.grasp.rotation, held,
+                     spot, turn=turn)
+        if not done.success:
+            if done.code != "UNREACHABLE" and not self.holds_something():  # it left the hand on the way
+                self.held = None
+            raise ManipulationError(done.code, done.message)
+        self.held = None
+        self.body.settle()
+        where = f"put {'in' if into else 'on'} {receptacle}"
+        return f"{where} ({spot.clearance * 100:.1f} cm clear of the nearest thing)" if np.isfinite(spot.clearance) \
+            else where
+
+    def move_drawer(self, target: str, action: Literal["open", "close"]) -> str:
+        if target not in self.drawers:
+            raise SkillRefused(f"{target} is not a drawer the arm knows; it opens and closes drawers only")
+        if self.held is not None:
+            raise SkillRefused(f"the hand holds {self.held.object_id}; put it down first")
+        clouds = self.look(target)
+        before = self.drawer_openings(clouds).get(target, 0.0)
+        distance = OPEN_BY if action == "open" else max(before, 0.0) + 0.005
+        plan = plan_drawer(clouds[target], self.spec.arm.base, self.spec.gripper, action, distance,
+                           floor_z=self.floor_z)
+        self.phase(f"{'pulling' if action == 'open' else 'pushing'} {target} by its {plan.grip}", 0.2)
+        reached = carry_out(self.watched_hand(), plan)
+        self.body.rest()  # hand up and pointing down: where the next pick's straight lines start well
+        self.phase(f"measuring how far {target} stands out", 0.9)
+        if not reached:
+            raise ManipulationError("UNREACHABLE", "the arm did not reach the handle")
+        self.body.settle()
+        after = self.drawer_openings(self.body.look()).get(target)
+        if after is None:
+            raise ManipulationError("NOT_SEEN", f"{target}'s front is not seen after the {action}")
+        moved = after >= SEEN_OPEN if action == "open" else after <= SEEN_CLOSED
+        if not moved:
+            raise ManipulationError("NOT_MOVED", f"the drawer stands {after * 100:.1f} cm out after the {action} "
+                                                 f"(it stood {before * 100:.1f} cm out before)")
+        return f"{'opened' if action == 'open' else 'closed'}: it stands {after * 100:.1f} cm out (measured from its front)"
+
+    def after_cancel(self) -> None:
+        """A cancel stopped the arm: what the hand still holds is what it holds."""
+        if self.held is not None and not self.holds_something():
+            self.held = None
+
+
+def _long_axis(points: np.ndarray) -> np.ndarray:
+    """The horizontal direction along which the points spread most."""
+    xy = points[:, :2] - points[:, :2].mean(axis=0)
+    _, vectors = np.linalg.eigh(xy.T @ xy)
+    return vectors[:, -1]
