@@ -1,5 +1,6 @@
 """ConceptAgent on a real robot (or a Gazebo robot that runs Nav2): planner, Nav2-backed navigation
-and forwarded manipulation skills, spoken commands, the RGB-D perception node, rviz. The perception
+and forwarded manipulation skills (to the manipulation node with manipulation:=true, or your own
+stack's servers), spoken commands, the RGB-D perception node, rviz. The perception
 node fuses the camera's frames into perceived_graph (remap its rgb, depth, camera_info and pose
 topics to your driver's in the params file or with ros2 launch remappings); the scene graph node
 turns it, with the robot's pose and what the skills did, into the scene_graph the planner reads.
@@ -33,6 +34,12 @@ def launch_arguments(share: str) -> list:
         DeclareLaunchArgument("perception", default_value="true",
                               description="start the RGB-D perception node (models from config/perception.yaml)"),
         DeclareLaunchArgument("rviz", default_value="true", description="start rviz2 with the ConceptAgent view"),
+        DeclareLaunchArgument("manipulation", default_value="false",
+                              description="start the manipulation node: pick, place, open, close on your arm "
+                                          "(robot_skills forwards them to it)"),
+        DeclareLaunchArgument("manipulation_params_file",
+                              default_value=os.path.join(share, "config", "ros", "manipulation_panda.yaml"),
+                              description="the manipulation node's parameters for your arm, gripper and hand"),
     ]
 
 
@@ -54,7 +61,13 @@ def generate_launch_description() -> LaunchDescription:
     scene_graph = Node(package=PACKAGE, executable="scene_graph_node", name="scene_graph", namespace=ns, output="screen",
                        parameters=[params, {"use_sim_time": sim_time}],
                        condition=IfCondition(LaunchConfiguration("perception")))
+    # pick / place / open / close planned on the perception node's points, on your arm's controllers
+    manipulation = Node(package=PACKAGE, executable="manipulation_node", name="manipulation", namespace=ns,
+                        output="screen", parameters=[LaunchConfiguration("manipulation_params_file"),
+                                                     {"use_sim_time": sim_time}],
+                        condition=IfCondition(LaunchConfiguration("manipulation")))
     rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
                 arguments=["-d", os.path.join(share, "rviz", "conceptagent.rviz")],
                 condition=IfCondition(LaunchConfiguration("rviz")))
-    return LaunchDescription([*launch_arguments(share), planner, skills, speech, perception, scene_graph, rviz])
+    return LaunchDescription([*launch_arguments(share), planner, skills, speech, perception, scene_graph, manipulation,
+                              rviz])

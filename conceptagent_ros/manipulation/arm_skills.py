@@ -11,9 +11,10 @@ next phase or motion.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TextIO
 
 import numpy as np
 
@@ -26,11 +27,14 @@ from conceptagent_ros.manipulation.place_executor import HeldObject, hand_turn_a
 from conceptagent_ros.manipulation.place_planner import PlacePlanner
 from conceptagent_ros.manipulation.robot_spec import RobotSpec
 from conceptagent_ros.manipulation.watched_arm import MotionCanceled, WatchedArm
+from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
 OPEN_BY = 0.10  # how far open() pulls a drawer
 SEEN_OPEN = 0.05  # a drawer measured at least this far out is open; at most SEEN_CLOSED, closed
 SEEN_CLOSED = 0.02
 GAP_TOLERANCE = 0.002  # above the empty hand's gap by this much: something is held
+ARITY = {"navigate_to": 1, "pick": 1, "place": 2, "open": 1, "close": 1}
+SKILLS = tuple(ARITY)  # navigate_to: a fixed arm reaches what it reaches from its base
 
 Clouds = dict[str, np.ndarray]  # every seen object's points, by id
 Progress = Callable[[str, float], None]  # (what the skill is doing, fraction done; -1: a motion within the phase)
@@ -60,6 +64,9 @@ class ArmBody(Protocol):
     def rest(self) -> None:
         """The arm back to its rest pose (hand up, pointing down), by whatever way it has."""
 
+    def stop(self) -> None:
+        """Hold the arm where it is (a cancel)."""
+
 
 @dataclass
 class Held:
@@ -79,17 +86,63 @@ class SkillWatch:
 
 class ArmSkills:
     """The skills on one body. `drawers`: the ids of the drawers it may open and close (their
-    openings are measured against the most recessed of their fronts); `table`: the id of the
-    surface a thing put "on the table" goes to (the spot nearest the hand is chosen there)."""
+    openings are measured against the most recessed of their fronts), or a function giving them;
+    `table`: the id of the surface a thing put "on the table" goes to (the spot nearest the hand is
+    chosen there)."""
 
-    def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] = (), table: str | None = None,
-                 floor_z: float | None = 0.0):
+    @property
+    def drawers(self) -> set[str]:
+        return set(self._drawers())
+
+    def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] | Callable[[], Collection[str]] = (),
+                 table: str | None = None, floor_z: float | None = 0.0):
         self.body, self.spec = body, spec
-        self.drawers, self.table, self.floor_z = set(drawers), table, floor_z
+        # a fixed set (a scene file's), or asked for each time (what perception labels a drawer now)
+        self._drawers = drawers if callable(drawers) else (lambda fixed=frozenset(drawers): fixed)
+        self.table, self.floor_z = table, floor_z
         self.held: Held | None = None
         self.last_grasp_plan: GraspPlan | None = None  # for pictures and rviz markers
         self.last_grasp: GraspCandidate | None = None
         self.watch = SkillWatch()
+
+    # -- one skill call ------------------------------------------------------------------------------
+    def execute(self, call: SkillCall, watch: SkillWatch | None = None, log: TextIO | None = None) -> SkillOutcome:
+        """The call's outcome: success with what was done, or the failure the planner is told --
+        physical (with the manipulation code), precondition (refused before any motion), canceled
+        (the arm stopped), invalid or unavailable."""
+        if call.skill not in ARITY:
+            return SkillOutcome(call, False, f"the arm has no {call.skill} skill (it can {', '.join(SKILLS)})",
+                                "unavailable")
+        if len(call.args) != ARITY[call.skill]:
+            return SkillOutcome(call, False, f"{call}: {call.skill} takes {ARITY[call.skill]} argument"
+                                             f"{'s' if ARITY[call.skill] != 1 else ''}", "invalid")
+        self.watch = watch or SkillWatch()
+        started = time.perf_counter()
+        try:
+            message = self._run(call)
+        except ManipulationError as e:
+            if log is not None:
+                log.write(f"  {call}: {e.code} after {time.perf_counter() - started:.1f} s\n")
+            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical")
+        except SkillRefused as e:
+            return SkillOutcome(call, False, f"{call} was refused: {e}", "precondition")
+        except MotionCanceled as e:
+            self.body.stop()
+            self.after_cancel()
+            return SkillOutcome(call, False, f"{call} canceled: {e}; the arm stopped", "canceled")
+        finally:
+            self.watch = SkillWatch()
+        return SkillOutcome(call, True, f"{call}: {message}")
+
+    def _run(self, call: SkillCall) -> str:
+        skill, args = call.skill, call.args
+        if skill == "navigate_to":
+            return "the arm reaches what it can from its base"
+        if skill == "pick":
+            return self.pick(args[0])
+        if skill == "place":
+            return self.place(args[0], args[1])
+        return self.move_drawer(args[0], "open" if skill == "open" else "close")
 
     # -- watching --------------------------------------------------------------------------------
     def phase(self, what: str, fraction: float) -> None:
@@ -197,11 +250,11 @@ class ArmSkills:
             else where
 
     def move_drawer(self, target: str, action: Literal["open", "close"]) -> str:
-        if target not in self.drawers:
-            raise SkillRefused(f"{target} is not a drawer the arm knows; it opens and closes drawers only")
         if self.held is not None:
             raise SkillRefused(f"the hand holds {self.held.object_id}; put it down first")
         clouds = self.look(target)
+        if target not in self.drawers:
+            raise SkillRefused(f"{target} is not a drawer the arm knows; it opens and closes drawers only")
         before = self.drawer_openings(clouds).get(target, 0.0)
         distance = OPEN_BY if action == "open" else max(before, 0.0) + 0.005
         plan = plan_drawer(clouds[target], self.spec.arm.base, self.spec.gripper, action, distance,

@@ -17,17 +17,14 @@ the arm's reach from its base), and skills the arm has no executor for are refus
 from __future__ import annotations
 
 import sys
-import time
 from typing import TextIO
 
 import numpy as np
 
-from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillRefused, SkillWatch
-from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
 from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
-from conceptagent_ros.manipulation.watched_arm import MotionCanceled
 from conceptagent_ros.physical.grasp_world import GraspWorld
 from conceptagent_ros.physical.scene_layout import TabletopLayout, tabletop_layout
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
@@ -35,8 +32,6 @@ from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
 CONTAINED_MARGIN = 0.01  # a thing's bottom may lie this far below a receptacle's lowest point and still be in it
-ARITY = {"navigate_to": 1, "pick": 1, "place": 2, "open": 1, "close": 1}
-SKILLS = tuple(ARITY)
 
 
 class TabletopBody:
@@ -152,46 +147,15 @@ class TabletopBody:
     def execute(self, call: SkillCall, watch: SkillWatch | None = None) -> SkillOutcome:
         """Run one skill on the arm. With `watch`, a set cancel flag stops the arm before its next
         motion (the outcome is then "canceled") and each phase is reported as it starts."""
-        self.skills.watch = watch or SkillWatch()
-        try:
-            return self._execute(call)
-        finally:
-            self.skills.watch = SkillWatch()
-
-    def _execute(self, call: SkillCall) -> SkillOutcome:
-        if call.skill not in SKILLS:
-            return SkillOutcome(call, False, f"the arm at the table has no {call.skill} skill (it can "
-                                             f"{', '.join(SKILLS)})", "unavailable")
-        if len(call.args) != ARITY[call.skill]:
-            return SkillOutcome(call, False, f"{call}: {call.skill} takes {ARITY[call.skill]} argument"
-                                             f"{'s' if ARITY[call.skill] != 1 else ''}", "invalid")
         unknown = [a for a in call.args if a not in self.scene.objects and a not in self.scene.rooms]
         if unknown:
             return SkillOutcome(call, False, f"{call}: unknown object {unknown[0]}", "invalid")
-        started = time.perf_counter()
-        try:
-            message = self._run(call)
-        except ManipulationError as e:
-            self.log.write(f"  {call}: {e.code} after {time.perf_counter() - started:.1f} s\n")
-            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical")
-        except SkillRefused as e:
-            return SkillOutcome(call, False, f"{call} was refused: {e}", "precondition")
-        except MotionCanceled as e:
-            self.world.table.stop()  # hold where it is
-            self.skills.after_cancel()
-            return SkillOutcome(call, False, f"{call} canceled: {e}; the arm stopped", "canceled")
-        return SkillOutcome(call, True, f"{call}: {message}")
+        if call.skill == "navigate_to":
+            return SkillOutcome(call, True, f"{call}: the arm reaches the whole table from its base")
+        if call.skill == "pick" and call.args and call.args[0] not in (t.name for t in self.layout.things):
+            return SkillOutcome(call, False, f"{call} was refused: {call.args[0]} is not something the hand can "
+                                             "pick up", "precondition")
+        return self.skills.execute(call, watch, self.log)
 
-    def _run(self, call: SkillCall) -> str:
-        skill, args = call.skill, call.args
-        if skill == "navigate_to":
-            return "the arm reaches the whole table from its base"
-        if skill == "pick":
-            if args[0] not in (t.name for t in self.layout.things):
-                raise SkillRefused(f"{args[0]} is not something the hand can pick up")
-            return self.skills.pick(args[0])
-        if skill == "place":
-            return self.skills.place(args[0], args[1])
-        return self.skills.move_drawer(args[0], "open" if skill == "open" else "close")
-
-
+    def stop(self) -> None:
+        self.world.table.stop()  # hold where it is

@@ -1,8 +1,10 @@
 """Manipulation skill servers: pick, place, open and close planned from perceived points and carried
 out on an arm, behind the ExecuteSkill contract every skill server speaks.
 
-The work is the core's (manipulation/ planners and executors; physical/tabletop_body.py puts them
-on the PyBullet Panda with its cameras); this node only serves it. By default it serves
+The work is the core's (manipulation/arm_skills.py: the planners and executors as skills), on a
+body: the PyBullet Panda with its cameras (physical/tabletop_body.py), or a real arm seen through
+the perception node and moved through its controllers (ros/adapters/arm_body.py); this node only
+serves it. By default it serves
 `manipulation/<skill>`, where robot_skills_node forwards pick / place / open / close. As the whole
 robot of a table-top arm (`conceptagent ros up --body pybullet`, `make manipulation-demo`) it
 serves `skills/<skill>` itself, navigate_to included (the arm reaches its whole table), and
@@ -19,11 +21,19 @@ Publishes:   grasp_markers (visualization_msgs/MarkerArray): the last grasp plan
              the grasp taken; with publish_scene_graph: scene_graph (conceptagent_ros/SceneGraph)
              after every skill (stamped after its `finished`) and at publish_rate while idle
 Services:    with publish_scene_graph: get_scene_graph (conceptagent_ros/GetSceneGraph)
-Parameters:  body (string, pybullet): the arm and its cameras; pybullet is the Panda at the PyBullet
-             tabletop the scene lays out (a real arm's backend, through the arm and gripper adapters,
-             is to come); scene (string, tabletop); seed (int, 0); gui (bool, false);
-             skills (string[], [pick, place, open, close]); action_prefix (string, manipulation);
-             publish_scene_graph (bool, false); publish_rate (double, 1.0 Hz); frame_id (string, world)
+Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tabletop the scene lays out,
+             seen by its own cameras; arm, a real arm (below); robot (string, panda): the hand and
+             arm description config/manipulation/<robot>.yaml; skills (string[], [pick, place, open,
+             close]); action_prefix (string, manipulation); frame_id (string, world)
+             body=pybullet: scene (string, tabletop); seed (int, 0); gui (bool, false);
+             publish_scene_graph (bool, false); publish_rate (double, 1.0 Hz)
+             body=arm (ros/adapters/arm_body.py): points_service (perception/get_object_points);
+             arm.kind (pose_topic | follow_joint_trajectory), arm.ee_pose_topic, arm.ee_target_topic,
+             arm.joint_states_topic, arm.fjt_action, arm.base_speed, arm.control_rate, arm.home;
+             kinematics.urdf, kinematics.ee_link, kinematics.joint_names, kinematics.home_joints (the
+             reach check); gripper.action (control_msgs/GripperCommand), gripper.open_gap,
+             gripper.max_effort, gripper.position_per_gap; hand.tool_axes, hand.tool_offset (how the
+             tool link sits on the hand frame). config/ros/manipulation_panda.yaml has the Panda's.
 """
 from __future__ import annotations
 
@@ -47,44 +57,45 @@ from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.skills.contract import SkillOutcome
 from conceptagent_ros.srv import GetSceneGraph
 
-BODIES = ("pybullet",)
+BODIES = ("pybullet", "arm")
 CANCEL_POLL_SECONDS = 0.02
 
 
 class ManipulationNode(Node):
     __doc__ = __doc__
 
-    def __init__(self, node_name: str = "manipulation", namespace: str = "", **kwargs: Any):
+    def __init__(self, node_name: str = "manipulation", namespace: str = "", gripper_client: Any = None,
+                 gripper_action_type: Any = None, **kwargs: Any):
+        """`gripper_client` / `gripper_action_type`: a stand-in GripperCommand client and type (tests;
+        control_msgs is imported otherwise)."""
         super().__init__(node_name, namespace=namespace, **kwargs)
         d = ParameterDescriptor
-        self.declare_parameter("body", "pybullet", d(description="the arm: pybullet (the Panda at the PyBullet tabletop)"))
-        self.declare_parameter("scene", "tabletop", d(description="built-in scene name or scene YAML path"))
-        self.declare_parameter("seed", 0, d(description="seed of the things' poses (0: the scene file's)"))
-        self.declare_parameter("gui", False, d(description="open PyBullet's window"))
+        self.declare_parameter("body", "pybullet", d(description="pybullet (the Panda at the PyBullet tabletop) or "
+                                                                 "arm (a real arm through its controllers)"))
+        self.declare_parameter("robot", "panda", d(description="config/manipulation/<robot>.yaml: hand and arm"))
         self.declare_parameter("skills", ["pick", "place", "open", "close"], d(description="skills served"))
         self.declare_parameter("action_prefix", "manipulation", d(description="actions are <prefix>/<skill>"))
-        self.declare_parameter("publish_scene_graph", False, d(description="publish what the cameras see"))
-        self.declare_parameter("publish_rate", 1.0, d(description="scene graph rate while idle, Hz",
-                                                      floating_point_range=[FloatingPointRange(from_value=0.05,
-                                                                                               to_value=10.0)]))
         self.declare_parameter("frame_id", "world", d(description="frame of the arm's base"))
         kind = self.get_parameter("body").value
         if kind not in BODIES:
             raise ConceptAgentError(f"manipulation node: body {kind!r} is not one of {', '.join(BODIES)}")
-        from conceptagent_ros.physical.tabletop_body import SKILLS, TabletopBody
-        from conceptagent_ros.scene.loader import load_scene
+        from conceptagent_ros.manipulation.arm_skills import SKILLS
 
-        self.scene = load_scene(self.get_parameter("scene").value)
         skills = list(self.get_parameter("skills").value)
         unknown = [s for s in skills if s not in SKILLS]
         if unknown:
             raise ConceptAgentError(f"manipulation node: no executor for {', '.join(unknown)}; it serves "
                                     f"{', '.join(SKILLS)}")
-        self.body = TabletopBody(self.scene, seed=self.get_parameter("seed").value, gui=self.get_parameter("gui").value)
         self.frame = self.get_parameter("frame_id").value
         self._lock = threading.Lock()  # PyBullet is not thread-safe: one skill or one look at a time
         self._skill = threading.Lock()  # held while a skill runs: a second skill is refused, not queued
         group = ReentrantCallbackGroup()
+        self.graph_pub = None
+        self.body: Any = None
+        if kind == "pybullet":
+            self._pybullet_body(group)
+        else:
+            self._arm_body(group, gripper_client, gripper_action_type)
         prefix = self.get_parameter("action_prefix").value.strip("/")
         self.servers = [ActionServer(self, ExecuteSkill, f"{prefix}/{skill}",
                                      execute_callback=lambda handle, s=skill: self._execute(handle, s),
@@ -92,15 +103,89 @@ class ManipulationNode(Node):
                                      cancel_callback=lambda _h: CancelResponse.ACCEPT, callback_group=group)
                         for skill in skills]
         self.markers_pub = self.create_publisher(MarkerArray, "grasp_markers", 1)
-        self.graph_pub = None
+        self.get_logger().info(f"manipulation: {kind} arm, serving {', '.join(f'{prefix}/{s}' for s in skills)}")
+
+    def _pybullet_body(self, group: Any) -> None:
+        """The Panda at the PyBullet tabletop the scene lays out, seen by its own cameras."""
+        d = ParameterDescriptor
+        self.declare_parameter("scene", "tabletop", d(description="built-in scene name or scene YAML path"))
+        self.declare_parameter("seed", 0, d(description="seed of the things' poses (0: the scene file's)"))
+        self.declare_parameter("gui", False, d(description="open PyBullet's window"))
+        self.declare_parameter("publish_scene_graph", False, d(description="publish what the cameras see"))
+        self.declare_parameter("publish_rate", 1.0, d(description="scene graph rate while idle, Hz",
+                                                      floating_point_range=[FloatingPointRange(from_value=0.05,
+                                                                                               to_value=10.0)]))
+        from conceptagent_ros.physical.tabletop_body import TabletopBody
+        from conceptagent_ros.scene.loader import load_scene
+
+        self.scene = load_scene(self.get_parameter("scene").value)
+        self.body = TabletopBody(self.scene, seed=self.get_parameter("seed").value, gui=self.get_parameter("gui").value,
+                                 robot=self.get_parameter("robot").value)
+        self.skills = self.body.skills
+        self._run = self.body.execute
         if self.get_parameter("publish_scene_graph").value:
             self.graph_pub = self.create_publisher(SceneGraph, "scene_graph",
                                                    QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
             self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
             self.create_timer(1.0 / self.get_parameter("publish_rate").value, self._publish_if_idle,
                               callback_group=group)
-        self.get_logger().info(f"manipulation: {kind} arm on scene '{self.scene.name}', serving "
-                               f"{', '.join(f'{prefix}/{s}' for s in skills)}")
+
+    def _arm_body(self, group: Any, gripper_client: Any, gripper_action_type: Any) -> None:
+        """A real arm: the perception node's points, the arm's controller, a GripperCommand gripper."""
+        from conceptagent_ros.manipulation.arm_skills import ArmSkills
+        from conceptagent_ros.manipulation.robot_spec import load_robot_spec
+        from conceptagent_ros.ros.adapters.arm_body import ArmBodyConfig, RosArmBody
+        from conceptagent_ros.ros.adapters.arm_controllers import ArmLinkConfig, JointTrajectoryArm, PoseTopicArm
+        from conceptagent_ros.ros.adapters.manipulation_hand import GripperCommandGripper, GripperConfig
+        from conceptagent_ros.voxposer.api import VoxelGrid
+        from conceptagent_ros.voxposer.kinematics import KinematicsConfig, PybulletKinematics
+        from conceptagent_ros.voxposer.tabletop import REST_POSE, TABLE_LOWER, TABLE_UPPER, WORKSPACE_LOWER, WORKSPACE_UPPER
+
+        d, declare = ParameterDescriptor, self.declare_parameter
+        arm_kind = declare("arm.kind", "pose_topic", d(description="pose_topic (Cartesian set-points) or "
+                                                                    "follow_joint_trajectory")).value
+        link = ArmLinkConfig(
+            VoxelGrid(WORKSPACE_LOWER, WORKSPACE_UPPER, 100), TABLE_LOWER, TABLE_UPPER, self.frame,
+            ee_pose_topic=declare("arm.ee_pose_topic", "ee_pose", d(description="end-effector pose")).value,
+            target_topic=declare("arm.ee_target_topic", "ee_target", d(description="pose set-points")).value,
+            joint_states_topic=declare("arm.joint_states_topic", "joint_states", d(description="joints")).value,
+            base_speed=declare("arm.base_speed", 0.25, d(description="m/s at speed factor 1")).value,
+            control_rate=declare("arm.control_rate", 50.0, d(description="set-points per second")).value,
+            home=tuple(declare("arm.home", [0.45, 0.0, 0.35], d(description="rest pose of the tool, m")).value))  # type: ignore[arg-type]
+        kinematics = PybulletKinematics(KinematicsConfig(
+            declare("kinematics.urdf", "franka_panda/panda.urdf", d(description="the arm's URDF")).value,
+            declare("kinematics.ee_link", "panda_grasptarget", d(description="tool link")).value,
+            tuple(declare("kinematics.joint_names", [f"panda_joint{i}" for i in range(1, 8)],
+                          d(description="arm joints")).value)))
+        home_joints = declare("kinematics.home_joints", list(REST_POSE), d(description="IK seed, rad")).value
+        self._kinematics = kinematics
+        action = declare("arm.fjt_action", "/joint_trajectory_controller/follow_joint_trajectory",
+                         d(description="FollowJointTrajectory action (arm.kind follow_joint_trajectory)")).value
+        if arm_kind == "pose_topic":
+            arm: Any = PoseTopicArm(self, link, group)
+        elif arm_kind == "follow_joint_trajectory":
+            arm = JointTrajectoryArm(self, link, group, action, kinematics)
+        else:
+            raise ConceptAgentError(f"manipulation node: arm.kind {arm_kind!r} is not pose_topic or "
+                                    "follow_joint_trajectory")
+        gripper = GripperCommandGripper(self, GripperConfig(
+            action=declare("gripper.action", "gripper_controller/gripper_cmd", d(description="GripperCommand")).value,
+            open_gap=declare("gripper.open_gap", 0.08, d(description="metres between the fingers, open")).value,
+            max_effort=declare("gripper.max_effort", 40.0, d(description="newtons, closing")).value,
+            position_per_gap=declare("gripper.position_per_gap", 1.0,
+                                     d(description="controller position per metre of gap (0.5: one finger)")).value),
+            group, action_type=gripper_action_type, client=gripper_client)
+        body = RosArmBody(self, arm, gripper, kinematics, home_joints, ArmBodyConfig(
+            points_service=declare("points_service", "perception/get_object_points",
+                                   d(description="GetObjectPoints service of the perception node")).value,
+            tool_axes=tuple(declare("hand.tool_axes", ["-y", "x", "z"],
+                                    d(description="the tool link's axes as hand-frame axes")).value),  # type: ignore[arg-type]
+            tool_offset=declare("hand.tool_offset", 0.02, d(description="tool link beyond the hand frame, m")).value),
+            group)
+        self.body = body
+        self.skills = ArmSkills(body, load_robot_spec(self.get_parameter("robot").value), drawers=body.drawers,
+                                floor_z=None)
+        self._run = self.skills.execute
 
     # -- the scene as the cameras see it -----------------------------------------------------------------
     def graph_msg(self) -> SceneGraph:
@@ -140,10 +225,10 @@ class ManipulationNode(Node):
             goal_handle.publish_feedback(ExecuteSkill.Feedback(status=f"{call}: {status}", progress=float(last[0])))
 
         try:
-            outcome = self.body.execute(call, SkillWatch(cancel, progress))
-            plan = self.body.last_grasp_plan
+            outcome = self._run(call, SkillWatch(cancel, progress))
+            plan = self.skills.last_grasp_plan
             if call.skill == "pick" and plan is not None:
-                self.markers_pub.publish(grasp_markers(plan.candidates, self.body.last_grasp,
+                self.markers_pub.publish(grasp_markers(plan.candidates, self.skills.last_grasp,
                                                        self.get_clock().now().to_msg(), self.frame))
         finally:
             ended.set()
@@ -171,7 +256,12 @@ class ManipulationNode(Node):
 
     def destroy_node(self) -> None:
         with self._lock:
-            self.body.close()
+            close = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+            kinematics = getattr(self, "_kinematics", None)
+            if kinematics is not None:
+                kinematics.close()
         super().destroy_node()
 
 
