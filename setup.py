@@ -74,7 +74,8 @@ setup(
         "perception": [*PERCEPTION, "rosbags>=0.10"],
         # YOLO-World as the detector (ultralytics), with the rest of the perception pipeline
         "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
-        "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4", "pybullet>=3.2.6", *PERCEPTION, *YOLO],
+        "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
+                 "pybullet>=3.2.6", *PERCEPTION, *YOLO],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },
     entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},
