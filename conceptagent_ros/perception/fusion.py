@@ -281,8 +281,31 @@ class ObjectMap:
         return best
 
     def _new_id(self, label: str, hint: str | None) -> str:
-        if hint and hint not in self.objects:
-            return hint
+        if hint:
+            holder = self.objects.get(hint)
+            if holder is None:
+                return hint
+            if holder.hint_votes and holder.hint_votes.most_common(1)[0][0] != hint:
+                # The name was taken by a piece of another thing (a second glimpse of the kitchen's
+                # sink_1, named sink_2 because sink_1 was taken). The thing the name belongs to has
+                # now been seen: it takes its name back, and the piece gets a fresh one (it joins
+                # sink_1 when the views overlap). Otherwise the bathroom's sink would be sink_3 and a
+                # skill sent to sink_2 would drive to the kitchen.
+                self._rename(holder, self._fresh_id(holder.label))
+                return hint
+        return self._fresh_id(label)
+
+    def _rename(self, obj: MapObject, new_id: str) -> None:
+        old_id = obj.id
+        del self.objects[old_id]
+        obj.id = new_id
+        self.objects[new_id] = obj
+        for old, into in self.aliases.items():  # ids fused into the piece follow it
+            if into == old_id:
+                self.aliases[old] = new_id
+        self.aliases.pop(new_id, None)
+
+    def _fresh_id(self, label: str) -> str:
         base = "_".join(label.split()) or "object"
         while True:
             self._next_index[base] += 1
