@@ -49,6 +49,52 @@ def test_closing_a_drawer_pushes_it_back(gripper) -> None:
     assert plan.waypoints[-1] - plan.grasp_position == pytest.approx(np.array([0.12, 0.0, 0.0]), abs=1e-6)
 
 
+def test_a_handle_high_enough_is_still_held_level_with_the_floor_known(gripper) -> None:
+    plan = plan_drawer(np.concatenate([front(), bar()]), BASE, gripper, "open", 0.1, floor_z=0.0)
+    assert plan.grip == "handle" and plan.grasp_rotation[:, 2] @ np.array([1.0, 0.0, 0.0]) > 0.99
+
+
+def low_drawer() -> np.ndarray:
+    """A bottom drawer: its front 1.5-8.5 cm above the floor (z = 0), its handle bar's middle at 5 cm,
+    too low for the open hand held level (its housing reaches 10 cm below the fingers' middle)."""
+    return np.concatenate([front(z=0.05, height=0.07), bar(z=0.05)])
+
+
+def test_a_handle_too_low_to_hold_is_pushed_closed_by_the_fingers_sides(gripper) -> None:
+    plan = plan_drawer(low_drawer(), BASE, gripper, "close", 0.09, floor_z=0.0)
+    assert plan.grip == "push"
+    x, z = plan.grasp_rotation[:, 0], plan.grasp_rotation[:, 2]
+    assert z[2] < -0.99  # pointing down: the arm's pose at table height
+    assert abs(x[1]) > 0.99  # fingers side by side along the front: the housing lies along it
+    bar_face = 0.6 - 0.025 - 0.006
+    fingers_near_side = plan.grasp_position[0] + gripper.finger_width / 2
+    assert bar_face - 0.008 < fingers_near_side < bar_face  # against the bar's face, not in it
+    tips = plan.grasp_position[2] - gripper.finger_depth / 2
+    assert gripper.clearance <= tips < 0.05  # below the bar's middle, above the floor
+    assert plan.waypoints[-1] - plan.grasp_position == pytest.approx(np.array([0.09, 0.0, 0.0]), abs=1e-6)
+    # at the end of the push the housing (half a palm toward the cabinet) stops short of the cabinet's front
+    assert plan.waypoints[-1][0] + gripper.palm_width / 2 < 0.6 + 0.09
+
+
+def test_a_handle_too_low_to_hold_is_opened_by_pressing_on_its_top_and_dragging(gripper) -> None:
+    plan = plan_drawer(low_drawer(), BASE, gripper, "open", 0.1, floor_z=0.0)
+    assert plan.grip == "press"
+    assert plan.grasp_rotation[:, 2][2] < -0.99 and abs(plan.grasp_rotation[:, 0][1]) > 0.99
+    tips = plan.grasp_position[2] - gripper.finger_depth / 2
+    bar_top = 0.05 + 0.006
+    assert bar_top - 0.01 < tips < bar_top  # pressed a few mm into the bar's top
+    finger_back = plan.grasp_position[0] + gripper.finger_width / 2
+    assert finger_back > 0.6 - 0.031 + 0.005  # at least 5 mm of fingertip over the bar
+    assert plan.grasp_position[0] + gripper.palm_width / 2 <= 0.6  # the housing clears the front above
+    assert plan.waypoints[-1] - plan.grasp_position == pytest.approx(np.array([-0.1, 0.0, 0.0]), abs=1e-6)
+
+
+def test_a_low_handle_too_flat_to_press_on_is_held_pitched_down_instead(gripper) -> None:
+    flat = box_surface((0.6 - 0.009, 0.0, 0.05), (0.012, 0.10, 0.012), spacing=0.003, bottom=True)  # 1.5 cm proud
+    plan = plan_drawer(np.concatenate([front(z=0.05, height=0.07), flat]), BASE, gripper, "open", 0.1, floor_z=0.0)
+    assert plan.grip == "handle" and plan.grasp_rotation[:, 2][2] < -0.3  # pitched down, not pressed
+
+
 def test_a_drawer_without_a_handle_is_taken_by_its_top_edge_from_above(gripper) -> None:
     plan = plan_drawer(front(), BASE, gripper, "open", 0.1)
     assert plan.grip == "edge"

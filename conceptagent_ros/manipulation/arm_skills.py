@@ -39,6 +39,9 @@ SKILLS = tuple(ARITY)  # navigate_to: a fixed arm reaches what it reaches from i
 Clouds = dict[str, np.ndarray]  # every seen object's points, by id
 Progress = Callable[[str, float], None]  # (what the skill is doing, fraction done; -1: a motion within the phase)
 
+HOW = {"handle": "by its handle", "edge": "by its front's top edge", "push": "with the fingers against its handle",
+       "press": "by pressing on its handle and dragging"}
+
 
 class SkillRefused(Exception):
     """A skill the arm will not try: its precondition fails before any motion."""
@@ -259,7 +262,7 @@ class ArmSkills:
         distance = OPEN_BY if action == "open" else max(before, 0.0) + 0.005
         plan = plan_drawer(clouds[target], self.spec.arm.base, self.spec.gripper, action, distance,
                            floor_z=self.floor_z)
-        self.phase(f"{'pulling' if action == 'open' else 'pushing'} {target} by its {plan.grip}", 0.2)
+        self.phase(f"{'pulling' if action == 'open' else 'pushing'} {target} {HOW[plan.grip]}", 0.2)
         reached = carry_out(self.watched_hand(), plan)
         self.body.rest()  # hand up and pointing down: where the next pick's straight lines start well
         self.phase(f"measuring how far {target} stands out", 0.9)

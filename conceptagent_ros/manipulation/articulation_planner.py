@@ -41,6 +41,8 @@ class FrontGeometry:
     half_width: float
     top: float  # z of the front's top edge
     handle: np.ndarray | None  # the handle's centre, if one stands out
+    proud: float = 0.0  # how far the handle's face stands out of the front (m)
+    handle_top: float = 0.0  # z of the handle's top
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ class ArticulationPlan:
     grasp_rotation: np.ndarray  # columns x (closing), y, z (approach), as for grasps
     waypoints: tuple[np.ndarray, ...]  # hand positions after the grasp, in order
     rotations: tuple[np.ndarray, ...]  # hand rotation at each waypoint (a door's turns with it)
-    grip: Literal["handle", "edge"]
+    # push: the closed fingers' sides against the handle; press: the closed fingertips pressed on the
+    # handle's top and dragged (friction, nothing held)
+    grip: Literal["handle", "edge", "push", "press"]
     hinge: np.ndarray | None = None  # a door's hinge axis point (the axis is vertical)
     angle: float = 0.0  # a door's swing, radians
     distance: float = 0.0  # a drawer's pull or push, metres
@@ -81,10 +85,12 @@ def front_geometry(points: object, robot_base: object, config: ArticulationConfi
     offset = -float(normal @ centre)
     width_axis = np.array([-normal[1], normal[0], 0.0])
     along = (inliers - centre) @ width_axis
-    proud = cloud[(cloud @ normal + offset) > cfg.handle_min_height]
+    height = cloud @ normal + offset
+    proud = cloud[height > cfg.handle_min_height]
     handle = proud.mean(axis=0) if len(proud) >= 3 else None
     return FrontGeometry(plane, normal, centre, width_axis, float(np.abs(along).max()), float(inliers[:, 2].max()),
-                         handle)
+                         handle, float(height.max()) if handle is not None else 0.0,
+                         float(proud[:, 2].max()) if handle is not None else 0.0)
 
 
 def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
@@ -98,7 +104,15 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
         raise ManipulationError("COLLISION", f"a drawer moves a positive distance; got {distance}")
     front = front_geometry(points, robot_base, cfg)
     direction = front.normal if action == "open" else -front.normal
-    grip: Literal["handle", "edge"]
+    grip: Literal["handle", "edge", "push", "press"]
+    if front.handle is not None and _pitch_to_clear(front.handle[2], floor_z, gripper) > 0:
+        # A handle too low to hold level is not held: the closed fingers push its face to close,
+        # and press on its top and drag to open. Only a handle too thin to press on beside the
+        # housing is still held, pitched down (the arm may not get there: UNREACHABLE)
+        if action == "close":
+            return _push_plan(front, gripper, distance, cfg, floor_z)
+        if _press_overlap(front, gripper) >= MIN_PRESS_OVERLAP:
+            return _press_plan(front, gripper, distance, cfg)
     if front.handle is not None:
         # approach against the normal, fingers closing up and down across a horizontal bar
         pitch = _pitch_to_clear(front.handle[2], floor_z, gripper)
@@ -116,6 +130,59 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
     waypoints = tuple(grasp + direction * distance * (k / steps) for k in range(1, steps + 1))
     return ArticulationPlan("drawer", action, grasp, rotation, waypoints, tuple(rotation for _ in waypoints), grip,
                             distance=distance)
+
+
+def _push_plan(front: FrontGeometry, gripper: GripperSpec, distance: float, cfg: ArticulationConfig,
+               floor_z: float | None) -> ArticulationPlan:
+    """Close a drawer by pushing its handle: the hand pointing down in front of the handle, fingers
+    closed and side by side along the front (so the housing lies along the front and only half a
+    palm reaches toward it), the fingers' sides against the handle's face, driven in by `distance`.
+    Pointing down is the arm's natural pose at table height; a level hand there puts the elbow on
+    the table."""
+    assert front.handle is not None
+    rotation = hand_frame(np.array([0.0, 0.0, -1.0]), front.width_axis)
+    tip_z = front.handle[2] - 0.01  # the fingers' sides cover the handle's face from just below its middle
+    if floor_z is not None:
+        tip_z = max(tip_z, floor_z + gripper.clearance)
+    face = front.handle + front.normal * (front.proud - float((front.handle - front.centre) @ front.normal))
+    start = face + front.normal * (gripper.finger_width / 2 + gripper.clearance)
+    start[2] = tip_z + gripper.finger_depth / 2  # the hand frame's origin is half a finger above the tips
+    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
+    waypoints = tuple(start - front.normal * distance * (k / steps) for k in range(1, steps + 1))
+    return ArticulationPlan("drawer", "close", start, rotation, waypoints, tuple(rotation for _ in waypoints), "push",
+                            distance=distance)
+
+
+PRESS_DEPTH = 0.004  # how far below the handle's top the fingertips are driven: the arm's stiffness makes the force
+MIN_PRESS_OVERLAP = 0.005  # of the fingertips over the handle's top, along the normal
+
+
+def _press_plan(front: FrontGeometry, gripper: GripperSpec, distance: float, cfg: ArticulationConfig) -> ArticulationPlan:
+    """Open a drawer whose handle is too low to hold: the hand pointing down, fingers closed side by
+    side along the front, the fingertips pressed onto the handle's top and dragged toward the robot
+    by friction. The fingers stand as close to the front as the housing (half a palm toward it)
+    allows without meeting the front above the handle."""
+    assert front.handle is not None
+    rotation = hand_frame(np.array([0.0, 0.0, -1.0]), front.width_axis)
+    along = float((front.handle - front.centre) @ front.normal)
+    face = front.handle + front.normal * (front.proud - along)  # the handle's outer face
+    start = face - front.normal * (front.proud - _press_finger_out(front, gripper))
+    start[2] = front.handle_top - PRESS_DEPTH + gripper.finger_depth / 2  # the frame's origin is half a finger up
+    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
+    waypoints = tuple(start + front.normal * distance * (k / steps) for k in range(1, steps + 1))
+    return ArticulationPlan("drawer", "open", start, rotation, waypoints, tuple(rotation for _ in waypoints), "press",
+                            distance=distance)
+
+
+def _press_finger_out(front: FrontGeometry, gripper: GripperSpec) -> float:
+    """How far out of the front's plane the pressing fingers' middle stands: over the handle's top,
+    but no nearer the front than the housing (half a palm toward it) allows."""
+    return max(front.proud - gripper.finger_width / 2, gripper.palm_width / 2 + gripper.clearance)
+
+
+def _press_overlap(front: FrontGeometry, gripper: GripperSpec) -> float:
+    """How much of the fingertips (m, along the normal) lies over the handle when pressing."""
+    return front.proud - (_press_finger_out(front, gripper) - gripper.finger_width / 2)
 
 
 def _pitch_to_clear(handle_z: float, floor_z: float | None, gripper: GripperSpec, most_deg: float = 60.0) -> float:
