@@ -25,22 +25,16 @@ def test_a_thin_handle_near_the_floor_is_approached_pitched_down_enough_for_the_
     assert 0.06 - np.cos(pitch) * gripper.palm_length / 2 >= gripper.clearance - 1e-6
 
 
-def test_the_top_drawer_is_opened_and_closed_on_the_arm() -> None:
+@pytest.mark.parametrize(("drawer", "seed"), [("top drawer", 0), ("bottom drawer", 1)])
+def test_a_drawer_is_opened_and_closed_on_the_arm(drawer: str, seed: int) -> None:
+    """The top drawer's handle is held level; the bottom one's is too low to hold: pressed open and
+    pushed shut."""
     pytest.importorskip("pybullet")
     from conceptagent_ros.evaluation.drawer_bench import run_drawer_episode
 
-    opened = run_drawer_episode("top drawer", "open", 0)
+    opened = run_drawer_episode(drawer, "open", seed)
     assert opened.success and opened.opening_after >= 0.07, opened
-    closed = run_drawer_episode("top drawer", "close", 0)
+    closed = run_drawer_episode(drawer, "close", seed)
     assert closed.success and closed.opening_after <= 0.015, closed
-    assert closed.measured_before == pytest.approx(0.0955, abs=0.01)  # measured from the points, not assumed
-
-
-def test_the_bottom_drawer_whose_handle_is_too_low_to_hold_is_pressed_open_and_pushed_shut() -> None:
-    pytest.importorskip("pybullet")
-    from conceptagent_ros.evaluation.drawer_bench import run_drawer_episode
-
-    opened = run_drawer_episode("bottom drawer", "open", 1)
-    assert opened.success and opened.opening_after >= 0.07, opened
-    closed = run_drawer_episode("bottom drawer", "close", 1)
-    assert closed.success and closed.opening_after <= 0.015, closed
+    if seed == 0:  # the drawer stands 9.6 cm out in this seed's world
+        assert closed.measured_before == pytest.approx(0.0955, abs=0.01)  # measured from the points, not assumed

@@ -65,17 +65,21 @@ def test_an_id_fused_into_another_object_is_kept_as_its_alias() -> None:
     assert m.resolve("table_2") == "table_1" and m.resolve("table_1") == "table_1" and m.resolve("sofa_9") == "sofa_9"
 
 
+KITCHEN_SINK = box_surface((0, 0, 0.4), (1.2, 0.6, 0.8))
+BATHROOM_SINK = box_surface((5, 3, 0.4), (0.6, 0.5, 0.8))
+
+
+def sink_seen(points: np.ndarray, hint: str) -> Detection3D:
+    """A sink as the oracle detector names it: `hint` is the world's id of the sink it saw."""
+    return Detection3D(label="sink", score=0.9, points=points, instance_hint=hint)
+
+
 def test_an_oracle_name_taken_by_a_piece_of_another_thing_names_its_own_thing_once_seen() -> None:
     """The kitchen sink seen in two pieces: the oracle calls both sink_1, so the second piece gets
     the next free name, sink_2, and is later fused into sink_1 (sink_2 -> sink_1). When the
     bathroom's sink_2 is seen, sink_2 means that sink: a skill sent to sink_2 must not go to the
     kitchen (an easy-suite task failed that way, 3 m from the sink it should have used)."""
-    kitchen = box_surface((0, 0, 0.4), (1.2, 0.6, 0.8))
-    bathroom = box_surface((5, 3, 0.4), (0.6, 0.5, 0.8))
-
-    def seen(points: np.ndarray, hint: str) -> Detection3D:
-        return Detection3D(label="sink", score=0.9, points=points, instance_hint=hint)
-
+    kitchen, bathroom, seen = KITCHEN_SINK, BATHROOM_SINK, sink_seen
     m = ObjectMap()
     m.integrate([seen(kitchen[kitchen[:, 0] < -0.35], "sink_1")])
     m.integrate([seen(kitchen[kitchen[:, 0] > 0.35], "sink_1")])
@@ -93,12 +97,7 @@ def test_a_piece_that_took_another_things_oracle_name_gives_it_back_while_still_
     the bathroom's sink_2 is first seen: the bathroom sink is sink_2 (not sink_3), the piece gets a
     fresh name, and it still joins sink_1 once a view covers both (the easy_24 failure through ROS:
     place(towel_1, sink_2) sent to the kitchen, 3 m away)."""
-    kitchen = box_surface((0, 0, 0.4), (1.2, 0.6, 0.8))
-    bathroom = box_surface((5, 3, 0.4), (0.6, 0.5, 0.8))
-
-    def seen(points: np.ndarray, hint: str) -> Detection3D:
-        return Detection3D(label="sink", score=0.9, points=points, instance_hint=hint)
-
+    kitchen, bathroom, seen = KITCHEN_SINK, BATHROOM_SINK, sink_seen
     m = ObjectMap()
     m.integrate([seen(kitchen[kitchen[:, 0] < -0.35], "sink_1")])
     m.integrate([seen(kitchen[kitchen[:, 0] > 0.35], "sink_1"), seen(bathroom, "sink_2")])
