@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: run test test-fast ros ros-up ros-demo manipulation-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench
+.PHONY: run test test-fast ros ros-up ros-demo manipulation-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,8 @@ run: $(VENV)/.installed
 # The ROS tests must not skip here: CONCEPTAGENT_REQUIRE_ROS turns a missing rclpy into a failure.
 test: $(ROS_INTERFACES)
 	tools/ensure_nftables.sh
-	CONCEPTAGENT_REQUIRE_ROS=1 $(PY) -m pytest -q
+	tools/ensure_sdformat.sh
+	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 $(PY) -m pytest -q
 
 test-fast: $(ROS_INTERFACES)
 	CONCEPTAGENT_REQUIRE_ROS=1 $(PY) -m pytest -q -m "not slow"
@@ -89,3 +90,7 @@ perceive: $(VENV)/.installed
 # Fusion per frame (640x480, 20 masks), memory over 5,000 frames, query latency on 1,000 objects
 perception-bench: $(VENV)/.installed
 	$(VENV)/bin/conceptagent perception-bench
+
+# the household scenes as SDF worlds (Gazebo, PyBullet) and occupancy maps (Nav2) in worlds/
+worlds: $(VENV)/.installed
+	$(VENV)/bin/conceptagent world export all --out worlds

@@ -107,8 +107,26 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             overlap_x = (box.size[0] + other.size[0]) / 2 - abs(x - other.center[0])
             overlap_y = (box.size[1] + other.size[1]) / 2 - abs(y - other.center[1])
             if overlap_x > 0 and overlap_y > 0:
-                shift = (overlap_x if fx else overlap_y) + 0.06  # a gap a camera can see
-                x, y = x + fx * shift, y + fy * shift
+                # out in front of the other piece with a gap a camera can see, also when the scene put
+                # this one behind the other's middle (a drawer at the back of a counter)
+                if fx:
+                    x = other.center[0] + fx * ((box.size[0] + other.size[0]) / 2 + 0.06)
+                else:
+                    y = other.center[1] + fy * ((box.size[1] + other.size[1]) / 2 + 0.06)
+        return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container, box.parent)
+
+    def inside_room(box: Box, obj: SceneObject) -> Box:
+        """Furniture stands within its room: a wall runs along the room's bounds (world/floor_plan)."""
+        room = scene.rooms.get(obj.room)
+        if room is None:
+            return box
+        x0, y0, x1, y1 = room.bounds
+        x, y, z = box.center
+        hx, hy = box.size[0] / 2.0, box.size[1] / 2.0
+        if x1 - x0 >= 2 * hx:
+            x = min(max(x, x0 + hx), x1 - hx)
+        if y1 - y0 >= 2 * hy:
+            y = min(max(y, y0 + hy), y1 - hy)
         return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container, box.parent)
 
     def place(oid: str, trail: frozenset[str] = frozenset()) -> Box:
@@ -127,7 +145,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         if parent is None:
             box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container)
             if not obj.has("pickupable"):
-                box = clear_of_furniture(box, obj)
+                box = inside_room(clear_of_furniture(box, obj), obj)
         else:
             holder = place(parent, trail | {oid})
             siblings = sorted(c.id for c in scene.children(parent))
@@ -140,11 +158,18 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             else:
                 along_x = holder.size[0] >= holder.size[1]
             length = holder.size[0] if along_x else holder.size[1]
+            wall = PANEL + 0.005 if holder.container else 0.0
+            depth = (holder.size[1] if along_x else holder.size[0]) - 2 * wall
+            along, across = (sx, sy) if along_x else (sy, sx)
+            if count > 1 and along > across and along <= depth:  # long things lie side by side (cutlery)
+                sx, sy = sy, sx
+                along = across
             offset = (slot + 0.5) / count * length - length / 2.0 if count > 1 else 0.0
             if previous is not None and count > 1:
-                offset = _free_offset(holder, along_x, length, sx if along_x else sy,
+                offset = _free_offset(holder, along_x, length, along,
                                       [boxes[c] for c in siblings if c in boxes and c != oid], count) or offset
-            offset = max(-length / 2.0 + 0.06, min(length / 2.0 - 0.06, offset))
+            end = max(0.0, length / 2.0 - max(0.06, min(along, length - 2 * wall) / 2.0 + wall))
+            offset = max(-end, min(end, offset))  # within the holder, clear of a container's walls
             cx, cy, _ = holder.center
             x, y = (cx + offset, cy) if along_x else (cx, cy + offset)
             # Squeeze things that would overhang a small holder (a card in a box)

@@ -1,0 +1,210 @@
+"""Worlds exported from the scene files, checked by what reads them elsewhere: SDFormat's own parser
+(libsdformat, C++, as Gazebo reads a world), PyBullet's loadSDF (every model where the scene's
+layout puts it, nothing inside anything else, doors and drawers moving within their limits), and the
+occupancy map read as map_server would (PIL and YAML) against the world's geometry in PyBullet."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy import ndimage
+from scipy.spatial.transform import Rotation
+
+from conceptagent_ros.scene.loader import list_scenes, load_scene
+from conceptagent_ros.sim.household_geometry import layout
+
+REPO = Path(__file__).resolve().parents[1]
+SCENES = list_scenes("household")
+FOOTPRINT_RADIUS = 0.25  # the base's circumscribed radius (m), as a Nav2 costmap would inflate by it
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("worlds")
+    done = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "world", "export", "all", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for name in SCENES:
+        assert f"{name}:" in done.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def sdf_check(tmp_path_factory) -> Path:
+    """tools/sdf_check.cpp compiled against libsdformat (make test installs libsdformat-dev)."""
+    packages = subprocess.run(["pkg-config", "--list-all"], capture_output=True, text=True).stdout \
+        if shutil.which("pkg-config") else ""
+    names = sorted((line.split()[0] for line in packages.splitlines() if line.startswith("sdformat")), reverse=True)
+    if not names or not shutil.which("g++"):
+        reason = "libsdformat-dev and g++ are needed (tools/ensure_sdformat.sh installs them)"
+        if os.environ.get("CONCEPTAGENT_REQUIRE_SDFORMAT"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", names[0]], capture_output=True, text=True,
+                           check=True).stdout.split()
+    binary = tmp_path_factory.mktemp("sdf_check") / "sdf_check"
+    subprocess.run(["g++", "-std=c++17", "-O1", "-o", str(binary), str(REPO / "tools" / "sdf_check.cpp"), *flags],
+                   check=True, timeout=300)
+    return binary
+
+
+def test_every_world_parses_with_sdformats_own_parser_and_names_every_scene_object(worlds, sdf_check) -> None:
+    for name in SCENES:
+        done = subprocess.run([str(sdf_check), str(worlds / f"{name}.sdf")], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and not done.stderr, done.stderr
+        lines = [line.split() for line in done.stdout.splitlines()]
+        assert ["world", name] in lines
+        models = {parts[1]: parts for parts in lines if parts[0] == "model"}
+        scene = load_scene(name)
+        assert set(scene.objects) | {"ground_plane", "walls"} == set(models)
+        joints = {parts[1]: parts for parts in lines if parts[0] == "joint"}
+        for oid, obj in scene.objects.items():
+            opens = obj.has("openable") and obj.has("receptacle") and not obj.has("pickupable")
+            assert (oid in joints) == opens, oid
+            assert models[oid][2] == ("dynamic" if opens or obj.has("pickupable") else "static"), oid
+            if opens:
+                lower, upper = float(joints[oid][4]), float(joints[oid][5])
+                assert lower < upper
+
+
+def test_the_sdformat_checker_reports_a_broken_world(sdf_check, tmp_path) -> None:
+    """The judge itself: a world whose joint names a link that does not exist is an error."""
+    broken = tmp_path / "broken.sdf"
+    broken.write_text('<?xml version="1.0"?><sdf version="1.9"><world name="w"><model name="m">'
+                      '<link name="a"/><joint name="j" type="revolute"><parent>a</parent><child>nowhere</child>'
+                      '<axis><xyz>0 0 1</xyz></axis></joint></model></world></sdf>')
+    done = subprocess.run([str(sdf_check), str(broken)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "nowhere" in done.stderr
+
+
+def _pybullet_world(sdf: Path):  # noqa: ANN202 - (pybullet module, client, bodies by model name)
+    p = pytest.importorskip("pybullet")
+    client = p.connect(p.DIRECT)
+    bodies = p.loadSDF(str(sdf), physicsClientId=client)
+    names = {p.getBodyInfo(b, physicsClientId=client)[1].decode(): b for b in bodies}
+    return p, client, names
+
+
+def _static_names(sdf: Path) -> set[str]:
+    import xml.etree.ElementTree as ET
+
+    return {m.get("name") for m in ET.parse(sdf).getroot().iter("model") if m.findtext("static") == "true"}
+
+
+@pytest.mark.parametrize("name", SCENES)
+def test_pybullet_loads_the_world_with_every_model_where_the_scene_puts_it(worlds, name) -> None:
+    p, client, bodies = _pybullet_world(worlds / f"{name}.sdf")
+    try:
+        boxes = layout(load_scene(name))
+        for oid, box in boxes.items():
+            body = bodies[oid]
+            position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=client)
+            inertial = p.getDynamicsInfo(body, -1, physicsClientId=client)[3]
+            origin = np.asarray(position) - Rotation.from_quat(orientation).apply(inertial)
+            assert np.linalg.norm(origin - np.asarray(box.center)) <= 0.01, (oid, origin, box.center)
+        # nothing stands inside anything else (static pieces do not collide with each other in PyBullet)
+        for static in _static_names(worlds / f"{name}.sdf"):
+            p.changeDynamics(bodies[static], -1, mass=0.0, physicsClientId=client)
+        p.performCollisionDetection(physicsClientId=client)
+        deep = {(p.getBodyInfo(c[1], physicsClientId=client)[1], p.getBodyInfo(c[2], physicsClientId=client)[1])
+                for c in p.getContactPoints(physicsClientId=client) if c[8] < -0.002}
+        assert not deep
+    finally:
+        p.disconnect(client)
+
+
+def test_doors_and_drawers_move_within_their_limits(worlds) -> None:
+    p, client, bodies = _pybullet_world(worlds / "apartment.sdf")
+    try:
+        moved = 0
+        for name, body in bodies.items():
+            for j in range(p.getNumJoints(body, physicsClientId=client)):
+                info = p.getJointInfo(body, j, physicsClientId=client)
+                if info[2] not in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
+                    continue
+                lower, upper = info[8], info[9]
+                p.changeDynamics(body, -1, mass=0.0, physicsClientId=client)  # hold the carcass
+                for target, limit in ((5.0, upper), (-5.0, lower)):  # driven past each end
+                    p.setJointMotorControl2(body, j, p.VELOCITY_CONTROL, targetVelocity=target, force=200,
+                                            physicsClientId=client)
+                    for _ in range(600):
+                        p.stepSimulation(physicsClientId=client)
+                    q = p.getJointState(body, j, physicsClientId=client)[0]
+                    assert lower - 0.02 <= q <= upper + 0.02, (name, q, lower, upper)
+                    assert abs(q - limit) < 0.05, (name, q, limit)
+                moved += 1
+        assert moved >= 5  # the fridge, cabinets, drawer, ... of the apartment
+    finally:
+        p.disconnect(client)
+
+
+def _read_map(yaml_path: Path) -> tuple[np.ndarray, float, tuple[float, float]]:
+    """The map as map_server reads it: free where the image is light, rows from the top."""
+    from PIL import Image
+
+    meta = yaml.safe_load(yaml_path.read_text())
+    image = np.asarray(Image.open(yaml_path.parent / meta["image"]))
+    occupancy = (255 - image.astype(float)) / 255.0  # negate: 0
+    free = occupancy < meta["free_thresh"]
+    return free[::-1], float(meta["resolution"]), (float(meta["origin"][0]), float(meta["origin"][1]))
+
+
+@pytest.mark.parametrize("name", SCENES)
+def test_the_maps_free_space_is_collision_free_for_the_robots_footprint(worlds, name) -> None:
+    """Every free cell at least a footprint radius from an occupied one (where Nav2's inflated
+    costmap lets the base's centre go) holds the base, as a cylinder at its height in the PyBullet
+    world, without touching anything; and that space joins every room."""
+    free, resolution, origin = _read_map(worlds / f"{name}_map.yaml")
+    clearance = ndimage.distance_transform_edt(free) * resolution
+    centres = clearance >= FOOTPRINT_RADIUS + resolution
+    p, client, bodies = _pybullet_world(worlds / f"{name}.sdf")
+    try:
+        for body in bodies.values():
+            p.changeDynamics(body, -1, mass=0.0, physicsClientId=client)
+        base = p.createMultiBody(1.0, p.createCollisionShape(p.GEOM_CYLINDER, radius=FOOTPRINT_RADIUS, height=0.36,
+                                                             physicsClientId=client),
+                                 basePosition=[0, 0, -5], physicsClientId=client)
+        rows, cols = np.nonzero(centres)
+        pick = np.random.default_rng(0).choice(len(rows), size=min(400, len(rows)), replace=False)
+        for k in pick:
+            x, y = origin[0] + (cols[k] + 0.5) * resolution, origin[1] + (rows[k] + 0.5) * resolution
+            p.resetBasePositionAndOrientation(base, [x, y, 0.2], [0, 0, 0, 1], physicsClientId=client)
+            p.performCollisionDetection(physicsClientId=client)
+            touching = {p.getBodyInfo(c[2], physicsClientId=client)[1].decode()
+                        for c in p.getContactPoints(bodyA=base, physicsClientId=client)} - {"ground_plane"}
+            assert not touching, (x, y, touching)
+        labels, _ = ndimage.label(centres)
+        scene = load_scene(name)
+        components = set()
+        for room in scene.rooms.values():
+            x0, y0, x1, y1 = room.bounds
+            r0, r1 = int((y0 - origin[1]) / resolution), int((y1 - origin[1]) / resolution)
+            c0, c1 = int((x0 - origin[0]) / resolution), int((x1 - origin[0]) / resolution)
+            inside = labels[r0:r1, c0:c1]
+            assert (inside > 0).any(), room.id
+            components.add(int(np.bincount(inside[inside > 0]).argmax()))
+        assert len(components) == 1, f"the rooms of {name} are not all joined for the base"
+    finally:
+        p.disconnect(client)
+
+
+def test_a_tabletop_scene_is_refused_with_the_reason(tmp_path) -> None:
+    done = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "world", "export", "tabletop", "--out",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "only household scenes" in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_worlds_in_the_repository_are_what_the_scene_files_export(worlds) -> None:
+    """worlds/ (installed for the Gazebo launch) is regenerated with `make worlds` when a scene changes."""
+    for name in SCENES:
+        for suffix in (".sdf", "_map.pgm", "_map.yaml"):
+            committed = REPO / "worlds" / f"{name}{suffix}"
+            assert committed.is_file() and committed.read_bytes() == (worlds / f"{name}{suffix}").read_bytes(), \
+                f"{committed} is stale: run `make worlds`"
