@@ -130,7 +130,10 @@ def test_doors_and_drawers_move_within_their_limits(worlds) -> None:
                     continue
                 lower, upper = info[8], info[9]
                 p.changeDynamics(body, -1, mass=0.0, physicsClientId=client)  # hold the carcass
-                for target, limit in ((5.0, upper), (-5.0, lower)):  # driven past each end
+                opened = lower if abs(lower) > abs(upper) else upper
+                closed = upper if opened == lower else lower
+                # driven past the open end, then back past the closed one (left closed: out of the next one's way)
+                for target, limit in ((5.0 if opened == upper else -5.0, opened), (5.0 if closed == upper else -5.0, closed)):
                     p.setJointMotorControl2(body, j, p.VELOCITY_CONTROL, targetVelocity=target, force=200,
                                             physicsClientId=client)
                     for _ in range(600):

@@ -161,7 +161,8 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             wall = PANEL + 0.005 if holder.container else 0.0
             depth = (holder.size[1] if along_x else holder.size[0]) - 2 * wall
             along, across = (sx, sy) if along_x else (sy, sx)
-            if count > 1 and along > across and along <= depth:  # long things lie side by side (cutlery)
+            if count > 1 and along > length / count + 1e-9 and across < along <= depth:
+                # a long thing too long for its place in a crowded row lies across it (a knife among cutlery)
                 sx, sy = sy, sx
                 along = across
             offset = (slot + 0.5) / count * length - length / 2.0 if count > 1 else 0.0
