@@ -15,6 +15,7 @@ def add_parsers(sub: Any) -> None:
     export.add_argument("scene", help="a built-in household scene, a scene YAML path, or 'all' (every built-in "
                                       "household scene)")
     export.add_argument("--out", type=Path, default=Path("worlds"), help="directory to write to (default: worlds)")
+    export.add_argument("--picture", action="store_true", help="also SCENE.png: the world as PyBullet renders it")
     export.set_defaults(func=cmd_world_export)
 
 
@@ -27,4 +28,8 @@ def cmd_world_export(args: argparse.Namespace) -> int:
         done = export_world(load_scene(name), args.out)
         print(f"{done.scene}: {done.sdf} ({done.models} models, {done.doorways} doorways), "
               f"{done.map_pgm} + {done.map_yaml.name} ({done.free_share:.0%} of the map free)")
+        if args.picture:
+            from conceptagent_ros.world.picture import render_world
+
+            print(f"  picture: {render_world(done.sdf, args.out / f'{done.scene}.png')}")
     return EXIT_OK
