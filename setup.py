@@ -48,13 +48,14 @@ setup(
     include_package_data=True,
     # config/ lives at the repository root for ROS (installed to share/); pip users get it through
     # the `conceptagent_ros/config` symlink, resolved by setuptools into the wheel.
-    package_data={"conceptagent_ros": ["config/*", "config/**/*", "data/*", "data/**/*"]},
+    package_data={"conceptagent_ros": ["config/*", "config/**/*", "data/*", "data/**/*", "description/*"]},
     install_requires=[
         "numpy>=1.24",
         "PyYAML>=6.0",
         "unified-planning>=1.2,<2",
         "up-fast-downward>=0.4",
         "pddl>=0.4",  # reads the EAI VirtualHome problems leniently (evaluation/eai_virtualhome)
+        "xacro>=2",  # expands the robot description (`conceptagent robot urdf`)
         "openai>=1.40",
         "scikit-learn>=1.3",  # TF-IDF retrieval of LLM-Planner's in-context examples
         "matplotlib>=3.7",  # benchmark plots
@@ -75,6 +76,7 @@ setup(
         # YOLO-World as the detector (ultralytics), with the rest of the perception pipeline
         "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
         "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
+                 "yourdfpy>=0.0.56",
                  "pybullet>=3.2.6", *PERCEPTION, *YOLO],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },

@@ -45,6 +45,12 @@ def data_dir() -> Path:
     return _shipped_dir("data", "eai_virtualhome", "CONCEPTAGENT_DATA")
 
 
+@lru_cache(maxsize=1)
+def description_dir() -> Path:
+    """The robot description (xacro), beside config/: description/ in the repository."""
+    return _shipped_dir("description", "conceptagent_mm.urdf.xacro", "CONCEPTAGENT_DESCRIPTION")
+
+
 def user_cache_dir() -> Path:
     """Where on-disk caches (LLM replies, generated preconditions) go unless told otherwise."""
     base = os.environ.get("CONCEPTAGENT_CACHE") or os.path.join(

@@ -49,7 +49,7 @@ def test_colcon_build_installs_a_complete_package(tmp_path):
     for name in ("launch/conceptagent.launch.py", "launch/embedded.launch.py", "rviz/conceptagent.rviz",
                  "config/skills.yaml", "config/ros/robot.yaml", "config/ros/embedded.yaml", "package.xml",
                  "data/eai_virtualhome/pddl/virtualhome.pddl", "worlds/apartment.sdf", "worlds/apartment_map.yaml",
-                 "worlds/apartment_map.pgm"):
+                 "worlds/apartment_map.pgm", "description/conceptagent_mm.urdf.xacro"):
         assert (share / name).is_file(), name
     package = install / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "conceptagent_ros"
     for name in ("cli/main.py", "ros/planner_node.py", "planning/agent.py", "msg/__init__.py", "action/__init__.py",

@@ -1,5 +1,5 @@
 """The `conceptagent` command: one parser, each command's arguments beside its handler
-(cli/tasks.py, perception.py, voxposer.py, preconditions.py, ros.py, world.py). Exit codes: 0 success, 1 the
+(cli/tasks.py, perception.py, voxposer.py, preconditions.py, ros.py, world.py, robot.py). Exit codes: 0 success, 1 the
 task failed, 2 bad input."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 
-from conceptagent_ros.cli import perception, preconditions, ros, tasks, voxposer, world
+from conceptagent_ros.cli import perception, preconditions, robot, ros, tasks, voxposer, world
 from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_OK, OneLineParser, printable
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     preconditions.add_parsers(sub)
     ros.add_parsers(sub)
     world.add_parsers(sub)
+    robot.add_parsers(sub)
     return parser
 
 

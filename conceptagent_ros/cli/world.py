@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
-from conceptagent_ros.cli.common import EXIT_OK
+from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_OK
 
 
 def add_parsers(sub: Any) -> None:
@@ -25,7 +26,11 @@ def cmd_world_export(args: argparse.Namespace) -> int:
 
     names = list_scenes("household") if args.scene == "all" else [args.scene]
     for name in names:
-        done = export_world(load_scene(name), args.out)
+        try:
+            done = export_world(load_scene(name), args.out)
+        except OSError as e:
+            print(f"conceptagent: error: cannot write to {args.out}: {e.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(f"{done.scene}: {done.sdf} ({done.models} models, {done.doorways} doorways), "
               f"{done.map_pgm} + {done.map_yaml.name} ({done.free_share:.0%} of the map free)")
         if args.picture:
