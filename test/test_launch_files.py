@@ -22,15 +22,45 @@ class Recorded:
 
 
 class LaunchConfiguration(Recorded):
-    pass
+    def perform(self, context) -> str:  # noqa: ANN001 - a StandInContext
+        context.used.add(self.args[0])
+        return context.launch_configurations[self.args[0]]
+
+
+class StandInContext:
+    """launch's LaunchContext as an OpaqueFunction sees it: the arguments' values."""
+
+    def __init__(self, launch_configurations: dict[str, str]):
+        self.launch_configurations = launch_configurations
+        self.used: set[str] = set()
+
+
+def expand(entities: list, overrides: dict[str, str] | None = None) -> list:
+    """The entities with every OpaqueFunction replaced by what it returns for the arguments' defaults
+    (and `overrides`), as launch does; the arguments it read are recorded on an `OpaqueUse` entity."""
+    values = {e.args[0]: e.kwargs["default_value"] for e in entities if type(e).__name__ == "DeclareLaunchArgument"}
+    values.update(overrides or {})
+    out = []
+    for e in entities:
+        if type(e).__name__ == "OpaqueFunction":
+            context = StandInContext(values)
+            out += expand(list(e.kwargs["function"](context, *e.kwargs.get("args", []))), overrides)
+            out.append(Recorded(*[LaunchConfiguration(name) for name in sorted(context.used)]))
+        else:
+            out.append(e)
+    return out
 
 
 def stand_in_modules() -> dict[str, types.ModuleType]:
     names = ["launch", "launch.actions", "launch.conditions", "launch.substitutions", "launch_ros", "launch_ros.actions",
-             "ament_index_python", "ament_index_python.packages"]
+             "launch.launch_description_sources", "ament_index_python", "ament_index_python.packages"]
     mods = {name: types.ModuleType(name) for name in names}
     mods["launch"].LaunchDescription = lambda entities: list(entities)
     mods["launch.actions"].DeclareLaunchArgument = type("DeclareLaunchArgument", (Recorded,), {})
+    mods["launch.actions"].IncludeLaunchDescription = type("IncludeLaunchDescription", (Recorded,), {})
+    mods["launch.actions"].OpaqueFunction = type("OpaqueFunction", (Recorded,), {})
+    mods["launch.launch_description_sources"].PythonLaunchDescriptionSource = type("PythonLaunchDescriptionSource",
+                                                                                   (Recorded,), {})
     mods["launch.conditions"].IfCondition = type("IfCondition", (Recorded,), {})
     mods["launch.substitutions"].LaunchConfiguration = LaunchConfiguration
     mods["launch_ros.actions"].Node = type("Node", (Recorded,), {})
@@ -46,7 +76,7 @@ def description(request, monkeypatch):
     spec = importlib.util.spec_from_file_location(request.param.stem.replace(".", "_"), request.param)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.generate_launch_description()
+    return expand(module.generate_launch_description())
 
 
 def test_every_argument_is_described_and_used(description):
@@ -70,8 +100,8 @@ def test_every_argument_is_described_and_used(description):
             used(list(value.args) + list(value.kwargs.values()), out)
         return out
 
-    nodes = [e for e in description if type(e).__name__ == "Node"]
-    assert used(nodes, set()) == names  # no argument is declared and then ignored
+    consumers = [e for e in description if type(e).__name__ in ("Node", "IncludeLaunchDescription", "Recorded")]
+    assert used(consumers, set()) == names  # no argument is declared and then ignored
 
 
 def test_named_executables_and_files_exist(description):
