@@ -70,13 +70,13 @@ setup(
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
         # VoxPoser's tabletop: PyBullet (its wheel ships the Franka Panda URDF), SciPy for the value maps
-        "sim3d": ["pybullet>=3.2.6", "scipy>=1.10"],
+        "sim3d": ["pybullet>=3.2.6", "scipy>=1.10", "scikit-image>=0.22"],  # scikit-image: the base's paths
         # the RGB-D perception pipeline, the embedded camera (`run --perception camera`) and bag replay
         "perception": [*PERCEPTION, "rosbags>=0.10"],
         # YOLO-World as the detector (ultralytics), with the rest of the perception pipeline
         "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
         "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
-                 "yourdfpy>=0.0.56",
+                 "yourdfpy>=0.0.56", "scikit-image>=0.22",
                  "pybullet>=3.2.6", *PERCEPTION, *YOLO],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },

@@ -48,7 +48,8 @@ def add_parsers(sub: Any) -> None:
                        help="built-in suite: easy, moderate, hard (repeatable); voxposer; eai-virtualhome "
                             "(Embodied Agent Interface's VirtualHome tasks); grasp (the physical Panda picking "
                             "pybullet_data's objects); place (picking each and putting it into a tray); drawer (opening "
-                            "and closing the cabinet's drawers)")
+                            "and closing the cabinet's drawers); navigation (--body pybullet: the robot's base driving to every "
+                            "object of the exported worlds)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
     bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
@@ -64,7 +65,9 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--perception", choices=("truth", "camera"), default="truth",
                        help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map")
     bench.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
-                       help="as for run: pybullet has the physical Panda do the skills (suite tabletop)")
+                       help="as for run: pybullet has the physical Panda do the skills (suite tabletop), or the "
+                            "robot's base drive (suite navigation)")
+    bench.add_argument("--scene", help="navigation suite: one household scene (default: every built-in one)")
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
                             "each task's goal beside success")
@@ -197,6 +200,30 @@ def _bench_drawer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench_navigation(args: argparse.Namespace) -> int:
+    _alone(args, "navigation")
+    if args.body != "pybullet":
+        raise ConceptAgentError("--suite navigation drives the robot's base in PyBullet: add --body pybullet")
+    from conceptagent_ros.evaluation.navigation_bench import run_navigation_scene, summary, write_results
+    from conceptagent_ros.scene.loader import list_scenes
+
+    scenes = [args.scene] if args.scene else list_scenes("household")
+    print(f"Driving to every object of {', '.join(scenes)} in the exported world{'s' if len(scenes) > 1 else ''}",
+          flush=True)
+    episodes = [e for name in scenes for e in run_navigation_scene(name, sys.stdout)]
+    s = summary(episodes)
+    low, high = s["wilson_95"]
+    ratio = s["path_over_straight_line_median"]
+    print(f"reached {s['reached']}/{s['drives']} ({s['success_rate']:.0%}, 95% {low:.0%}-{high:.0%}), "
+          f"{s['reached_within_arms_reach']} with the object within the arm's reach; path over straight line "
+          f"{ratio:.2f} at the median; failures {s['failures_by_code'] or 'none'}")
+    if args.out:
+        command = "conceptagent bench --suite navigation --body pybullet" + (f" --scene {args.scene}" if args.scene else "")
+        for path in write_results(episodes, Path(args.out), command):
+            print(f"wrote {path}")
+    return EXIT_OK
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
     from conceptagent_ros.evaluation.journal import EpisodeJournal
@@ -226,6 +253,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_place(args)
     if args.suite and "drawer" in args.suite:
         return _bench_drawer(args)
+    if args.suite and "navigation" in args.suite:
+        return _bench_navigation(args)
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
     if not tasks:

@@ -98,21 +98,49 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         front = _front(old.center[0], old.center[1], scene, obj.room, old.size) if container and obj.flag("open") else None
         return Box(oid, old.category, old.center, old.size, front, container, old.parent)
 
+    def floor_pieces() -> list[Box]:
+        return [b for b in sorted(boxes.values(), key=lambda b: b.object_id) if b.center[2] - b.size[2] / 2 <= 0.05]
+
+    def nominal_floor_pieces(than: str) -> list[tuple[tuple[float, float], tuple[float, float, float]]]:
+        """Where the scene puts the furniture not placed yet: a piece moved aside does not take its spot."""
+        return [((o.position[0], o.position[1]), size_of(o)) for oid, o in sorted(scene.objects.items())
+                if oid != than and oid not in boxes and o.parent is None and not o.has("pickupable")]
+
+    def fits(x: float, y: float, size: tuple[float, float, float], room_id: str, oid: str = "") -> bool:
+        """Inside its room, clear of every piece already standing on the floor and of where the
+        scene puts the pieces still to come."""
+        room = scene.rooms.get(room_id)
+        if room is not None:
+            x0, y0, x1, y1 = room.bounds
+            if not (x0 + size[0] / 2 - 1e-9 <= x <= x1 - size[0] / 2 + 1e-9 and
+                    y0 + size[1] / 2 - 1e-9 <= y <= y1 - size[1] / 2 + 1e-9):
+                return False
+        taken = [((b.center[0], b.center[1]), b.size) for b in floor_pieces()] + nominal_floor_pieces(oid)
+        return all((size[0] + other[0]) / 2 + 0.02 <= abs(x - centre[0]) or
+                   (size[1] + other[1]) / 2 + 0.02 <= abs(y - centre[1]) for centre, other in taken)
+
     def clear_of_furniture(box: Box, obj: SceneObject) -> Box:
         x, y, z = box.center
         fx, fy = _front(x, y, scene, obj.room, box.size)
-        for other in sorted(boxes.values(), key=lambda b: b.object_id):
-            if other.center[2] - other.size[2] / 2 > 0.05:  # only what stands on the floor
-                continue
+        for other in floor_pieces():
             overlap_x = (box.size[0] + other.size[0]) / 2 - abs(x - other.center[0])
             overlap_y = (box.size[1] + other.size[1]) / 2 - abs(y - other.center[1])
             if overlap_x > 0 and overlap_y > 0:
-                # out in front of the other piece with a gap a camera can see, also when the scene put
+                # beside the other piece along the wall, with a gap a camera can see, where there is room
+                # (both stay reachable from the room); else out in front of it, also when the scene put
                 # this one behind the other's middle (a drawer at the back of a counter)
-                if fx:
-                    x = other.center[0] + fx * ((box.size[0] + other.size[0]) / 2 + 0.06)
+                gap_x = (box.size[0] + other.size[0]) / 2 + 0.06
+                gap_y = (box.size[1] + other.size[1]) / 2 + 0.06
+                beside = [(other.center[0] + side * gap_x, y) for side in (-1, 1)] if fy else \
+                    [(x, other.center[1] + side * gap_y) for side in (-1, 1)]
+                beside.sort(key=lambda c: abs(c[0] - x) + abs(c[1] - y))
+                spot = next((c for c in beside if fits(c[0], c[1], box.size, obj.room, obj.id)), None)
+                if spot is not None:
+                    x, y = spot
+                elif fx:
+                    x = other.center[0] + fx * gap_x
                 else:
-                    y = other.center[1] + fy * ((box.size[1] + other.size[1]) / 2 + 0.06)
+                    y = other.center[1] + fy * gap_y
         return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container, box.parent)
 
     def inside_room(box: Box, obj: SceneObject) -> Box:

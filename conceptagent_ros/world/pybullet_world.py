@@ -2,9 +2,33 @@
 file says: a model marked `<static>` stands still (zero mass), as Gazebo keeps it."""
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+
+@contextlib.contextmanager
+def quiet_native_output() -> Iterator[None]:
+    """Silence what PyBullet's C++ importers print while a file loads (a warning for every link that
+    is a bare frame: base_footprint, camera_optical_frame, ...); Python's own output is untouched."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stdout (captured): nothing to silence
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), fd)
+        try:
+            yield
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
 
 
 def static_models(sdf: Path) -> set[str]:
@@ -14,7 +38,8 @@ def static_models(sdf: Path) -> set[str]:
 
 def load_world(p: Any, sdf: Path, client: int) -> dict[str, int]:
     """Load the world into a connected PyBullet client; its bodies by model name."""
-    bodies = p.loadSDF(str(sdf), physicsClientId=client)
+    with quiet_native_output():
+        bodies = p.loadSDF(str(sdf), physicsClientId=client)
     names = {p.getBodyInfo(b, physicsClientId=client)[1].decode(): b for b in bodies}
     for name in static_models(sdf):
         if name in names:

@@ -1,0 +1,143 @@
+"""`conceptagent bench --suite navigation --body pybullet [--scene S] [--out DIR]`: in each household
+scene's exported world, the robot's base drives from the scene's start to where it would stand to
+work on every object in turn (id order, each drive from where the last one ended): the approach
+pose (navigation/approach.py), a path on the exported map (navigation/path_planner.py) and the
+PyBullet base following it (navigation/pybullet_base.py). A drive succeeds when the base arrives
+without touching anything; whether the object is then within the arm's reach is counted beside.
+Printed per drive, with the path's length against the straight line and the time it took
+(simulated, and on this machine); written as results.json, results.md and episodes.csv with --out.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from conceptagent_ros.evaluation.bench_files import write_bench_files
+from conceptagent_ros.evaluation.intervals import percent_interval, wilson
+from conceptagent_ros.navigation.approach import approach_goal
+from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.path_planner import costmap, plan_path
+from conceptagent_ros.navigation.pybullet_base import PyBulletBase
+from conceptagent_ros.scene.geometry import Pose2D
+from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.world.export import export_world
+from conceptagent_ros.world.floor_plan import floor_plan
+from conceptagent_ros.world.occupancy_map import occupancy_map
+from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
+from conceptagent_ros.world.sdf_world import floor_standing, scene_boxes
+from conceptagent_ros.world.spawn import start_pose
+
+PLANNING_MARGIN = 0.05  # metres kept between the base and anything, beyond its radius (the map is 5 cm cells)
+
+
+@dataclass(frozen=True)
+class NavigationEpisode:
+    scene: str
+    target: str
+    success: bool
+    code: str  # "" on success; NO_PATH, BLOCKED or TIMEOUT
+    path_length: float  # metres planned
+    straight_line: float  # metres from where the base stood to the goal
+    travelled: float
+    sim_seconds: float
+    wall_seconds: float
+    planning_ms: float
+    within_reach: bool  # the object's middle within the arm's reach from the approach pose
+    object_distance: float  # metres from the approach pose to the object's middle
+    message: str
+
+
+def run_navigation_scene(name: str, stream: TextIO | None = None, targets: Sequence[str] | None = None,
+                         gui: bool = False) -> list[NavigationEpisode]:
+    scene = load_scene(name)
+    boxes = scene_boxes(scene)
+    plan = floor_plan(scene, floor_standing(boxes))
+    cm = costmap(occupancy_map(scene, plan, boxes), FOOTPRINT_RADIUS + PLANNING_MARGIN)
+    exported = export_world(scene, Path(tempfile.mkdtemp(prefix="conceptagent_nav_")))
+    x, y, yaw = start_pose(scene)
+    base = PyBulletBase(exported.sdf, Pose2D(x, y, yaw), gui=gui)
+    episodes: list[NavigationEpisode] = []
+    try:
+        for oid in (targets if targets is not None else sorted(scene.objects)):
+            box = boxes[oid]
+            here = base.pose
+            started = time.perf_counter()
+            try:
+                approach = approach_goal(cm, plan.walls, (box.center[0], box.center[1]), box.size, (here.x, here.y))
+                goal = approach.pose
+                path = plan_path(cm, (here.x, here.y), (goal.x, goal.y))
+            except NavigationError as e:
+                episodes.append(NavigationEpisode(name, oid, False, e.code, 0.0, 0.0, 0.0, 0.0,
+                                                  time.perf_counter() - started, 1000 * (time.perf_counter() - started),
+                                                  False, 0.0, e.detail))
+            else:
+                planning_ms = 1000 * (time.perf_counter() - started)
+                result = base.drive(path, goal.yaw)
+                straight = math.dist((here.x, here.y), path.goal)
+                episodes.append(NavigationEpisode(name, oid, result.reached, result.code, path.length, straight,
+                                                  result.travelled, result.seconds, time.perf_counter() - started,
+                                                  planning_ms, approach.within_reach, approach.distance,
+                                                  result.message))
+                if not result.reached:  # start the next drive from a free spot, as a person would reset it
+                    base.place(Pose2D(x, y, yaw))
+            if stream is not None:
+                e = episodes[-1]
+                done = sum(ep.success for ep in episodes)
+                stream.write(f"[{len(episodes):>3}] {name:<15} {oid:<20} {'ok  ' if e.success else e.code:<8} "
+                             f"path {e.path_length:5.2f} m (straight {e.straight_line:5.2f} m)  {e.sim_seconds:5.1f} s "
+                             f"simulated, {e.wall_seconds:4.2f} s here  ({done}/{len(episodes)} so far)"
+                             f"{'' if e.success else '  ' + e.message}\n")
+                stream.flush()
+    finally:
+        base.close()
+    return episodes
+
+
+def summary(episodes: Sequence[NavigationEpisode]) -> dict:
+    wins = sum(e.success for e in episodes)
+    low, high = wilson(wins, len(episodes))
+    moved = [e for e in episodes if e.success and e.straight_line > 0.3]
+    return {"drives": len(episodes), "reached": wins, "success_rate": wins / max(1, len(episodes)),
+            "wilson_95": [low, high],
+            "path_over_straight_line_median": statistics.median(e.path_length / e.straight_line for e in moved)
+            if moved else None,
+            "sim_seconds_median": statistics.median(e.sim_seconds for e in episodes if e.success) if wins else None,
+            "planning_ms_median": statistics.median(e.planning_ms for e in episodes) if episodes else None,
+            "reached_within_arms_reach": sum(e.success and e.within_reach for e in episodes),
+            "failures_by_code": dict(Counter(e.code for e in episodes if not e.success))}
+
+
+def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str) -> list[Path]:
+    figures = {"command": command, "all": summary(episodes)}
+    lines = [f"# The base driving to every object in the exported worlds\n\nMade by `{command}` on "
+             f"{time.strftime('%Y-%m-%d')}: conceptagent_mm's base in PyBullet, from the scene's start to the approach "
+             "pose of each object in id order; a drive succeeds when the base arrives touching nothing.\n",
+             "| scene | drives | reached | 95% interval | object within the arm's reach | path / straight line (median) | "
+             "simulated s (median) | planning ms (median) | failures |", "|---|---:|---:|---|---:|---:|---:|---:|---|"]
+    for scene in sorted({e.scene for e in episodes}) + ["all"]:
+        mine = [e for e in episodes if scene in ("all", e.scene)]
+        s = summary(mine)
+        figures[scene] = s
+        ratio = f"{s['path_over_straight_line_median']:.2f}" if s["path_over_straight_line_median"] else "-"
+        sim = f"{s['sim_seconds_median']:.1f}" if s["sim_seconds_median"] else "-"
+        label = f"**{s['success_rate']:.0%}**" if scene == "all" else f"{s['success_rate']:.0%}"
+        lines.append(f"| {scene} | {s['drives']} | {label} | {percent_interval(*s['wilson_95'])} | "
+                     f"{s['reached_within_arms_reach']} | {ratio} | {sim} | "
+                     f"{s['planning_ms_median']:.1f} | {s['failures_by_code'] or 'none'} |")
+    far = [e for e in episodes if e.success and not e.within_reach]
+    if far:
+        lines += ["", "## Reached, but the object is beyond the arm's reach from there", "",
+                  "Furniture keeps the base further off than the arm reaches (things at the back of a counter with a "
+                  "cabinet in front of it): the base drove as near as it could get.", ""]
+        lines += [f"- {e.scene} {e.target}: {e.object_distance:.2f} m from its middle" for e in far]
+    failed = [e for e in episodes if not e.success]
+    if failed:
+        lines += ["", "## Failed drives", ""] + [f"- {e.scene} {e.target}: {e.code}: {e.message}" for e in failed]
+    return write_bench_files(out, figures, "\n".join(lines) + "\n", episodes)

@@ -1,0 +1,63 @@
+"""Where the base should stand to work on an object: scene/geometry.approach_pose's rule (on the
+line from the object toward the robot, outside the object's box by a standoff, facing it), but on
+the map: the pose must be free for the base, with no wall between it and the object; when the line
+toward the robot does not give one (a wall, other furniture), the same standoff is tried from the
+other sides, nearest the robot first."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.path_planner import Costmap, nearest_free
+from conceptagent_ros.scene.geometry import Pose2D
+from conceptagent_ros.world.floor_plan import Wall
+
+
+def _through_wall(a: tuple[float, float], b: tuple[float, float], walls: Sequence[Wall], step: float = 0.025) -> bool:
+    """Does the straight line from a to b cross a wall? (Furniture does not hide what stands on it
+    from a camera on a mast; a wall does.)"""
+    steps = max(2, int(math.dist(a, b) / step))
+    for k in range(steps + 1):
+        x, y = a[0] + (b[0] - a[0]) * k / steps, a[1] + (b[1] - a[1]) * k / steps
+        if any(w.x0 <= x <= w.x1 and w.y0 <= y <= w.y1 for w in walls):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Approach:
+    pose: Pose2D
+    distance: float  # metres from the base's centre to the object's middle
+    within_reach: bool  # the arm reaches the object from there (else: as near as the base could get)
+
+
+def approach_goal(cm: Costmap, walls: Sequence[Wall], target: tuple[float, float], size: tuple[float, float, float],
+                  robot: tuple[float, float], standoff: float = 0.35, reach: float = 0.9,
+                  farthest: float = 1.6) -> Approach:
+    """A free pose `standoff` outside the object's box, or further out while the object's middle
+    stays within `reach` of the base (at least 25 cm further), facing it, with no wall between it
+    and the object, in the free space the robot stands in (not a pocket it cannot drive to). Where
+    furniture keeps the base further off (a thing at the back of a counter behind a cabinet), the
+    nearest such pose within `farthest` of the object's middle, marked as not within reach."""
+    half = 0.5 * math.hypot(size[0], size[1])
+    spread = max(0.25, reach - half - standoff)
+    here = nearest_free(cm, *robot, tolerance=0.3)
+    region = cm.regions[here] if here is not None else 0
+    toward = math.atan2(robot[1] - target[1], robot[0] - target[0]) if math.dist(robot, target) > 1e-6 else math.pi
+    turns = sorted((k * math.pi / 12 for k in range(-12, 12)), key=abs)  # the robot's side first
+    for extra in np.arange(0.0, max(spread, farthest - half - standoff) + 1e-9, cm.grid.resolution):
+        for turn in turns:
+            a = toward + turn
+            x = target[0] + math.cos(a) * (half + standoff + extra)
+            y = target[1] + math.sin(a) * (half + standoff + extra)
+            row, col = cm.grid.cell_of(x, y)
+            if cm.free(row, col) and (region == 0 or cm.regions[row, col] == region) \
+                    and not _through_wall((x, y), target, walls):
+                pose = Pose2D(x, y, math.atan2(target[1] - y, target[0] - x))
+                return Approach(pose, math.dist((x, y), target), bool(extra <= spread + 1e-9))
+    raise NavigationError("NO_PATH", f"no free spot within {max(half + standoff + spread, farthest):.2f} m of the "
+                                     f"object at ({target[0]:.2f}, {target[1]:.2f}) that sees it")

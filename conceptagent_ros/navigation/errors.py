@@ -1,0 +1,16 @@
+"""Named navigation failures, as skill results carry them: NO_PATH (nothing joins the base to the
+goal, or no free spot near it), BLOCKED (the base touched something on the way), TIMEOUT (it did
+not arrive in time)."""
+from __future__ import annotations
+
+from conceptagent_ros.errors import ConceptAgentError
+
+CODES = ("NO_PATH", "BLOCKED", "TIMEOUT")
+
+
+class NavigationError(ConceptAgentError):
+    def __init__(self, code: str, detail: str):
+        if code not in CODES:
+            raise ValueError(f"unknown navigation failure {code!r}; one of {', '.join(CODES)}")
+        super().__init__(f"{code}: {detail}")
+        self.code, self.detail = code, detail

@@ -1,0 +1,137 @@
+"""The robot's base driving in an exported world in PyBullet: conceptagent_mm (its description, arm
+tucked upright) in the world the scene file exported, moved as a differential drive along a
+planned path waypoint by waypoint (forward speed and turn rate limited, turning in place at each
+bend, so corners are not cut into what the path kept clear of), stepped in simulated time. Every
+step PyBullet's collision detection checks the whole robot against everything in the world;
+touching anything ends the drive as
+BLOCKED, and not arriving in time as TIMEOUT.
+
+The base is moved kinematically (its pose set each step, as a velocity-controlled base follows its
+commands): what is judged is where the base goes and what it touches, not wheel slip.
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from conceptagent_ros.navigation.path_planner import PlannedPath
+from conceptagent_ros.scene.geometry import Pose2D
+from conceptagent_ros.world.pybullet_world import load_world, quiet_native_output
+from conceptagent_ros.world.robot_description import robot_urdf
+
+# the arm straight up over the mast: within 0.11 m of the base's axis, so the base's radius bounds the robot
+TUCKED = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.8, "elbow_joint": 0.1, "wrist_1_joint": 0.41,
+          "wrist_2_joint": 0.0, "wrist_3_joint": 0.0}
+
+
+@dataclass(frozen=True)
+class DriveLimits:
+    speed: float = 0.5  # m/s
+    turn_rate: float = 1.5  # rad/s
+    dt: float = 0.05  # s of simulated time per step
+    waypoint_tolerance: float = 0.05  # m: a waypoint passed this near is done (the path is followed, corners not cut)
+    turn_in_place: float = 0.15  # rad of heading error above which the base stops and turns
+    position_tolerance: float = 0.05  # m
+    yaw_tolerance: float = 0.1  # rad
+
+
+@dataclass(frozen=True)
+class DriveResult:
+    reached: bool
+    code: str  # "" when reached, else BLOCKED or TIMEOUT
+    message: str
+    travelled: float  # metres the base moved
+    seconds: float  # simulated
+    pose: Pose2D
+
+
+def _wrap(angle: float) -> float:
+    return (angle + math.pi) % (2 * math.pi) - math.pi
+
+
+class PyBulletBase:
+    """The robot in the world of `sdf`, its base at `start`. Close it when done."""
+
+    def __init__(self, sdf: Path, start: Pose2D, gui: bool = False):
+        import pybullet as p
+
+        self.p = p
+        self.client = p.connect(p.GUI if gui else p.DIRECT)
+        self.bodies = load_world(p, sdf, self.client)
+        self.names = {body: name for name, body in self.bodies.items()}
+        urdf = Path(tempfile.mkdtemp(prefix="conceptagent_base_")) / "conceptagent_mm.urdf"
+        urdf.write_text(robot_urdf(gazebo=False))
+        with quiet_native_output():
+            self.robot = p.loadURDF(str(urdf), [start.x, start.y, 0.0], p.getQuaternionFromEuler([0, 0, start.yaw]),
+                                    physicsClientId=self.client)
+        for j in range(p.getNumJoints(self.robot, physicsClientId=self.client)):
+            name = p.getJointInfo(self.robot, j, physicsClientId=self.client)[1].decode()
+            if name in TUCKED:
+                p.resetJointState(self.robot, j, TUCKED[name], physicsClientId=self.client)
+        self._pose = start
+
+    @property
+    def pose(self) -> Pose2D:
+        return self._pose
+
+    def place(self, pose: Pose2D) -> None:
+        self.p.resetBasePositionAndOrientation(self.robot, [pose.x, pose.y, 0.0],
+                                               self.p.getQuaternionFromEuler([0, 0, pose.yaw]),
+                                               physicsClientId=self.client)
+        self._pose = pose
+
+    def touching(self) -> set[str]:
+        """What in the world the robot touches now (the floor aside)."""
+        p = self.p
+        p.performCollisionDetection(physicsClientId=self.client)
+        hit = {self.names.get(c[2], f"body {c[2]}") for c in p.getContactPoints(bodyA=self.robot, physicsClientId=self.client)
+               if c[8] < 0.0}
+        return hit - {"ground_plane"}
+
+    def drive(self, path: PlannedPath, goal_yaw: float, limits: DriveLimits = DriveLimits(),
+              timeout: float | None = None) -> DriveResult:
+        """Follow the path's waypoints to its last one, then turn to `goal_yaw`."""
+        goal = path.goal
+        budget = timeout if timeout is not None else 20.0 + 3.0 * path.length / limits.speed
+        travelled, t, target = 0.0, 0.0, 1
+        pose = self._pose
+        while True:
+            if t > budget:
+                return DriveResult(False, "TIMEOUT", f"not at ({goal[0]:.2f}, {goal[1]:.2f}) after {t:.0f} s",
+                                   travelled, t, pose)
+            to_goal = math.dist((pose.x, pose.y), goal)
+            if to_goal <= limits.position_tolerance:
+                error = _wrap(goal_yaw - pose.yaw)
+                if abs(error) <= limits.yaw_tolerance:
+                    return DriveResult(True, "", "arrived", travelled, t, pose)
+                v, w = 0.0, math.copysign(min(limits.turn_rate, 2.0 * abs(error)), error)
+            else:
+                while target < len(path.waypoints) - 1 and \
+                        math.dist((pose.x, pose.y), path.waypoints[target]) < limits.waypoint_tolerance:
+                    target += 1
+                aim = path.waypoints[target]
+                error = _wrap(math.atan2(aim[1] - pose.y, aim[0] - pose.x) - pose.yaw)
+                if abs(error) > limits.turn_in_place:
+                    v = 0.0
+                else:
+                    to_waypoint = math.dist((pose.x, pose.y), aim)
+                    v = min(limits.speed, 1.5 * to_waypoint) * math.cos(error)
+                w = max(-limits.turn_rate, min(limits.turn_rate, 3.0 * error))
+            yaw = pose.yaw + w * limits.dt
+            step = v * limits.dt
+            pose = Pose2D(pose.x + step * math.cos(yaw), pose.y + step * math.sin(yaw), _wrap(yaw))
+            self.place(pose)
+            travelled += abs(step)
+            t += limits.dt
+            hit = self.touching()
+            if hit:
+                return DriveResult(False, "BLOCKED", f"the robot touched {', '.join(sorted(hit))} at "
+                                                      f"({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)
+
+    def close(self) -> None:
+        try:
+            self.p.disconnect(self.client)
+        except Exception:  # noqa: BLE001 - already gone
+            pass

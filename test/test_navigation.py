@@ -1,0 +1,167 @@
+"""The embedded navigator: paths on hand-built maps judged by brute force (every point of the path at
+least the base's radius from every occupied cell), named failures, approach poses that do not look
+through walls, and the base driving in the exported PyBullet world, where PyBullet's collision
+detection (not the planner's map) says whether it touched anything."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conceptagent_ros.navigation.approach import approach_goal
+from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.path_planner import costmap, plan_path
+from conceptagent_ros.world.floor_plan import Wall
+from conceptagent_ros.world.occupancy_map import OccupancyMap
+
+RES = 0.05
+
+
+def room_with_a_wall(gap: float) -> OccupancyMap:
+    """A 6 x 4 m room (walls all round) split by a wall at x = 3 with a doorway `gap` wide at y = 2."""
+    occupied = np.zeros((int(4 / RES), int(6 / RES)), dtype=bool)
+    occupied[0, :] = occupied[-1, :] = occupied[:, 0] = occupied[:, -1] = True
+    occupied[:, 59:61] = True
+    half = int(round(gap / 2 / RES))
+    occupied[40 - half:40 + half, 59:61] = False
+    return OccupancyMap(occupied, RES, (0.0, 0.0))
+
+
+def min_distance_to_obstacles(grid: OccupancyMap, points: list[tuple[float, float]]) -> float:
+    rows, cols = np.nonzero(grid.occupied)
+    # nearest point of each occupied cell (a square), by brute force
+    lo_x, lo_y = cols * RES, rows * RES
+    worst = math.inf
+    for a, b in zip(points, points[1:]):
+        for t in np.linspace(0.0, 1.0, max(2, int(math.dist(a, b) / 0.01))):
+            x, y = a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t
+            dx = np.maximum(np.maximum(lo_x - x, x - (lo_x + RES)), 0.0)
+            dy = np.maximum(np.maximum(lo_y - y, y - (lo_y + RES)), 0.0)
+            worst = min(worst, float(np.sqrt(dx * dx + dy * dy).min()))
+    return worst
+
+
+def test_a_path_goes_through_the_doorway_and_keeps_the_base_clear_of_everything() -> None:
+    grid = room_with_a_wall(gap=1.0)
+    path = plan_path(costmap(grid, 0.25), (1.0, 0.8), (5.0, 3.2))
+    assert math.dist(path.waypoints[0], (1.0, 0.8)) < 0.05 and math.dist(path.goal, (5.0, 3.2)) < 0.05
+    crossings = [a[1] + (b[1] - a[1]) * (3.0 - a[0]) / (b[0] - a[0])
+                 for a, b in zip(path.waypoints, path.waypoints[1:]) if (a[0] - 3.0) * (b[0] - 3.0) <= 0 and a[0] != b[0]]
+    assert len(crossings) == 1 and 1.5 < crossings[0] < 2.5  # through the doorway
+    assert min_distance_to_obstacles(grid, list(path.waypoints)) >= 0.25
+    straight = math.dist((1.0, 0.8), (5.0, 3.2))
+    assert straight <= path.length < 1.3 * straight
+
+
+def test_a_doorway_narrower_than_the_base_is_no_path() -> None:
+    with pytest.raises(NavigationError) as e:
+        plan_path(costmap(room_with_a_wall(gap=0.4), 0.25), (1.0, 0.8), (5.0, 3.2))
+    assert e.value.code == "NO_PATH" and "nothing joins" in str(e.value)
+
+
+def test_a_goal_inside_a_wall_beyond_tolerance_is_no_path() -> None:
+    with pytest.raises(NavigationError) as e:
+        plan_path(costmap(room_with_a_wall(gap=1.0), 0.25), (1.0, 0.8), (3.0, 0.5), goal_tolerance=0.1)
+    assert e.value.code == "NO_PATH" and "no free spot" in str(e.value)
+
+
+def test_the_approach_does_not_look_through_a_wall() -> None:
+    """A box against the dividing wall on the right; the robot on the left: the base must go round
+    to the right side, not stand on its own side of the wall."""
+    grid = room_with_a_wall(gap=1.0)
+    grid.occupied[60:72, 61:67] = True  # a 0.6 x 0.3 m box at x 3.05-3.35, y 3.0-3.6
+    cm = costmap(grid, 0.25)
+    wall = [Wall(2.95, 0.0, 3.05, 1.5), Wall(2.95, 2.5, 3.05, 4.0)]
+    approach = approach_goal(cm, wall, (3.2, 3.3), (0.3, 0.6, 0.8), robot=(1.0, 3.3))
+    pose = approach.pose
+    assert pose.x > 3.05 and approach.within_reach
+    assert abs(math.atan2(3.3 - pose.y, 3.2 - pose.x) - pose.yaw) < 1e-6  # facing the box
+
+
+def test_unknown_failure_codes_are_refused() -> None:
+    with pytest.raises(ValueError):
+        NavigationError("LOST", "nowhere")
+
+
+@pytest.fixture
+def kitchen():  # noqa: ANN201 - (base, costmap, plan, boxes)
+    pytest.importorskip("pybullet")
+    pytest.importorskip("skimage")
+    import tempfile
+    from pathlib import Path
+
+    from conceptagent_ros.navigation.pybullet_base import PyBulletBase
+    from conceptagent_ros.scene.geometry import Pose2D
+    from conceptagent_ros.scene.loader import load_scene
+    from conceptagent_ros.world.export import export_world
+    from conceptagent_ros.world.floor_plan import floor_plan
+    from conceptagent_ros.world.occupancy_map import occupancy_map
+    from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
+    from conceptagent_ros.world.sdf_world import floor_standing, scene_boxes
+    from conceptagent_ros.world.spawn import start_pose
+
+    scene = load_scene("studio_kitchen")
+    boxes = scene_boxes(scene)
+    plan = floor_plan(scene, floor_standing(boxes))
+    cm = costmap(occupancy_map(scene, plan, boxes), FOOTPRINT_RADIUS + 0.04)
+    sdf = export_world(scene, Path(tempfile.mkdtemp())).sdf
+    base = PyBulletBase(sdf, Pose2D(*start_pose(scene)))
+    yield base, cm, plan, boxes
+    base.close()
+
+
+def test_the_base_drives_to_the_sink_touching_nothing(kitchen) -> None:
+    base, cm, plan, boxes = kitchen
+    sink = boxes["sink_1"]
+    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (base.pose.x, base.pose.y)).pose
+    path = plan_path(cm, (base.pose.x, base.pose.y), (goal.x, goal.y))
+    result = base.drive(path, goal.yaw)
+    assert result.reached, result.message
+    assert math.dist((result.pose.x, result.pose.y), (goal.x, goal.y)) < 0.1
+    assert abs(math.remainder(result.pose.yaw - goal.yaw, 2 * math.pi)) < 0.15
+    assert not base.touching()
+    assert result.travelled >= path.length - 0.1
+
+
+def test_something_on_the_way_that_the_map_does_not_have_blocks_the_base(kitchen) -> None:
+    base, cm, plan, boxes = kitchen
+    p, client = base.p, base.client
+    sink = boxes["sink_1"]
+    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (base.pose.x, base.pose.y)).pose
+    path = plan_path(cm, (base.pose.x, base.pose.y), (goal.x, goal.y))
+    a, b = path.waypoints[0], path.waypoints[1]
+    middle = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    crate = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.15, 0.15, 0.2], physicsClientId=client)
+    p.createMultiBody(0, crate, basePosition=[middle[0], middle[1], 0.2], physicsClientId=client)
+    result = base.drive(path, goal.yaw)
+    assert not result.reached and result.code == "BLOCKED" and "touched" in result.message
+    assert math.dist((result.pose.x, result.pose.y), middle) < 0.15 + 0.22 + 0.05
+
+
+def test_a_drive_that_takes_too_long_times_out(kitchen) -> None:
+    base, cm, plan, boxes = kitchen
+    fridge = boxes["fridge_1"]
+    goal = approach_goal(cm, plan.walls, fridge.center[:2], fridge.size, (base.pose.x, base.pose.y)).pose
+    path = plan_path(cm, (base.pose.x, base.pose.y), (goal.x, goal.y))
+    result = base.drive(path, goal.yaw, timeout=1.0)
+    assert not result.reached and result.code == "TIMEOUT"
+
+
+def test_the_navigation_bench_drives_to_every_object_of_a_scene(tmp_path) -> None:
+    pytest.importorskip("pybullet")
+    pytest.importorskip("skimage")
+    done = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "bench", "--suite", "navigation", "--body",
+                           "pybullet", "--scene", "studio_kitchen", "--out", str(tmp_path)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    figures = json.loads((tmp_path / "results.json").read_text())["all"]
+    assert figures["drives"] == 31 and figures["success_rate"] >= 0.9
+    assert (tmp_path / "episodes.csv").read_text().count("\n") == 32
+    refused = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "bench", "--suite", "navigation"],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--body pybullet" in refused.stderr
