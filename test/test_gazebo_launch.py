@@ -39,8 +39,9 @@ NAV2_NODES = {"map_server", "amcl", "controller_server", "smoother_server", "pla
               "docking_server"}
 
 
-@pytest.fixture(scope="module")
-def launch() -> list:
+def _load_launch(overrides: dict[str, str] | None = None) -> list:
+    """gazebo.launch.py's entities with launch's stand-ins, its OpaqueFunction run for the arguments'
+    defaults and `overrides`."""
     import importlib.util
 
     saved = {name: sys.modules.get(name) for name in stand_in_modules()}
@@ -49,13 +50,18 @@ def launch() -> list:
         spec = importlib.util.spec_from_file_location("gazebo_launch", ROOT / "launch" / "gazebo.launch.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return expand(module.generate_launch_description())
+        return expand(module.generate_launch_description(), overrides)
     finally:
         for name, module in saved.items():
             if module is None:
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = module
+
+
+@pytest.fixture(scope="module")
+def launch() -> list:
+    return _load_launch()
 
 
 @pytest.fixture(scope="module")
@@ -88,23 +94,9 @@ def test_every_package_the_launch_uses_is_a_dependency(launch) -> None:
 
 @pytest.mark.parametrize("scene", list_scenes("household"))
 def test_each_scene_brings_its_world_map_and_a_free_start(scene) -> None:
-    import importlib.util
-
     from PIL import Image
 
-    saved = {name: sys.modules.get(name) for name in stand_in_modules()}
-    sys.modules.update(stand_in_modules())
-    try:
-        spec = importlib.util.spec_from_file_location("gazebo_launch_scene", ROOT / "launch" / "gazebo.launch.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        entities = expand(module.generate_launch_description(), {"scene": scene})
-    finally:
-        for name, old in saved.items():
-            if old is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = old
+    entities = _load_launch({"scene": scene})
     gz = next(e for e in entities if _kind(e) == "IncludeLaunchDescription" and "gz_sim" in e.args[0].args[0])
     world = Path(dict(gz.kwargs["launch_arguments"])["gz_args"].split()[-1])
     assert world.is_file() and world.name == f"{scene}.sdf"
