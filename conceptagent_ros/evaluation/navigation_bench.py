@@ -88,12 +88,12 @@ def run_navigation_scene(name: str, stream: TextIO | None = None, targets: Seque
                 if not result.reached:  # start the next drive from a free spot, as a person would reset it
                     base.place(Pose2D(x, y, yaw))
             if stream is not None:
-                e = episodes[-1]
+                last = episodes[-1]
                 done = sum(ep.success for ep in episodes)
-                stream.write(f"[{len(episodes):>3}] {name:<15} {oid:<20} {'ok  ' if e.success else e.code:<8} "
-                             f"path {e.path_length:5.2f} m (straight {e.straight_line:5.2f} m)  {e.sim_seconds:5.1f} s "
-                             f"simulated, {e.wall_seconds:4.2f} s here  ({done}/{len(episodes)} so far)"
-                             f"{'' if e.success else '  ' + e.message}\n")
+                stream.write(f"[{len(episodes):>3}] {name:<15} {oid:<20} {'ok  ' if last.success else last.code:<8} "
+                             f"path {last.path_length:5.2f} m (straight {last.straight_line:5.2f} m)  "
+                             f"{last.sim_seconds:5.1f} s simulated, {last.wall_seconds:4.2f} s here  "
+                             f"({done}/{len(episodes)} so far){'' if last.success else '  ' + last.message}\n")
                 stream.flush()
     finally:
         base.close()
