@@ -41,7 +41,8 @@ FOREIGN_NUMPY_INCLUDE = "/opt/python/cp311-cp311/lib/python3.11/site-packages/nu
 GENERATED_DIRS = ("msg", "srv", "action")
 # What CMakeLists.txt reads. They are linked into a staging source folder because CMake refuses a
 # target whose include folders (here NumPy's, inside .venv) lie under its source folder.
-SOURCE_ENTRIES = ("CMakeLists.txt", "package.xml", "msg", "srv", "action", "scripts", "config", "data", "launch", "rviz")
+SOURCE_ENTRIES = ("CMakeLists.txt", "package.xml", "msg", "srv", "action", "scripts", "config", "data", "launch", "rviz",
+                  "worlds", "description")
 
 
 class BuildError(RuntimeError):
