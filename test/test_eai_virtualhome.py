@@ -54,6 +54,27 @@ def test_ill_typed_facts_are_left_out_and_listed(root):
     assert world.holds("has_switch", ("computer",))
 
 
+def test_an_ill_typed_goal_fact_is_left_out_and_listed_too(root, tmp_path):
+    """The same kind of fact in the PDDL goal (here added to 384_1's goal by hand: none of the shipped
+    tasks has one) no longer stops the task from loading; the benchmark scores from the JSON goals."""
+    import re
+
+    from conceptagent_ros.evaluation.eai_virtualhome.task_files import domain_path
+    from conceptagent_ros.evaluation.eai_virtualhome.world import task_problem
+
+    t = task(root, "384_1")
+    text = t.problem.read_text()
+    match = re.search(r"\(:goal\s*\(and", text)
+    assert match, "384_1's goal is a conjunction"
+    edited = tmp_path / "384_1_ill_typed_goal.pddl"
+    edited.write_text(text[:match.end()] + " (facing floor computer)" + text[match.end():])
+    problem, dropped = task_problem(edited, domain_path(root))
+    assert "goal: (facing floor computer)" in dropped and "(facing floor computer)" in dropped
+    assert "facing(floor" not in str(problem.goals)
+    original, _ = task_problem(t.problem, domain_path(root))
+    assert str(problem.goals) == str(original.goals)  # the rest of the goal is kept whole
+
+
 def test_a_refused_action_names_its_unsatisfied_precondition_and_changes_nothing(root):
     world = EAIWorld(task(root, "1083_2"), root)
     assert not world.holds("holds_rh", ("character", "pot"))

@@ -6,20 +6,26 @@ what changes. A refused action changes nothing and says which precondition faile
 grounded planner gets. Loading is lenient where the benchmark's files are not strictly typed
 (data/README.md): an initial fact that breaks the domain's typing, e.g. `(facing couch television)`
 where `facing` takes a character, is left out and listed in `dropped_facts`; no action of the domain
-could read such a fact, since every action's character parameter is the character.
+could read such a fact, since every action's character parameter is the character. An ill-typed fact
+of the PDDL goal is left out the same way (listed as `goal: ...`): the benchmark scores a task from
+its JSON goals, not from the PDDL one.
 """
 from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import unified_planning.model as up_model
 from pddl import parse_problem as parse_pddl_problem
 from pddl.core import Problem as PDDLProblem
 from pddl.formatter import problem_to_string
+from pddl.logic.base import And, Not, Or
+from pddl.logic.predicates import Predicate
 from unified_planning.engines.sequential_simulator import UPSequentialSimulator
 from unified_planning.exceptions import UPInvalidActionError
 from unified_planning.io import PDDLReader
@@ -74,19 +80,47 @@ def _well_typed(domain: up_model.Problem, parsed: PDDLProblem) -> tuple[PDDLProb
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the object `character` of type `character`: allowed here
             scratch.add_object(up_model.Object(str(constant.name), types.get(str(tags[0])) or types["object"]))
-    kept, dropped = [], []
-    for atom in parsed.init:
-        name = str(getattr(atom, "name", ""))
+    def well_typed(atom: Any) -> bool:
         try:
-            fluent = scratch.fluent(name)
-            args = [scratch.object(str(t.name)) for t in atom.terms]  # type: ignore[attr-defined]
+            fluent = scratch.fluent(str(getattr(atom, "name", "")))
+            args = [scratch.object(str(t.name)) for t in atom.terms]
+            # setting it on the throwaway copy is what checks the arguments' types (building the
+            # expression alone does not)
             scratch.set_initial_value(em.FluentExp(fluent, args), True)
-            kept.append(atom)
+            return True
         except Exception:  # noqa: BLE001 - unified-planning's type errors: the fact is ill-typed here
-            dropped.append(str(atom))
+            return False
+
+    kept: list[Any] = []
+    dropped: list[Any] = []
+    for atom in parsed.init:
+        (kept if well_typed(atom) else dropped).append(atom)
+    goal, dropped_goal = _well_typed_goal(parsed.goal, well_typed)
+    if goal is None:  # every fact of the goal was ill typed: an empty goal, as some tasks' files have
+        goal = And()
     filtered = PDDLProblem(str(parsed.name), domain_name=str(parsed.domain_name), requirements=parsed.requirements,
-                           objects=parsed.objects, init=kept, goal=parsed.goal)
-    return filtered, tuple(sorted(dropped))
+                           objects=parsed.objects, init=kept, goal=goal)
+    return filtered, tuple(sorted([str(a) for a in dropped] + [f"goal: {a}" for a in dropped_goal]))
+
+
+def _well_typed_goal(formula: Any, well_typed: Callable[[Any], bool]) -> tuple[Any, list[str]]:
+    """The goal without its ill-typed facts (a conjunct, a disjunct or a negated fact goes with its
+    fact), and those facts; None when nothing is left. Quantified parts are kept as they are."""
+    if isinstance(formula, Predicate):
+        return (formula, []) if well_typed(formula) else (None, [str(formula)])
+    if isinstance(formula, Not):
+        inner, dropped = _well_typed_goal(formula.argument, well_typed)
+        return (Not(inner) if inner is not None else None), dropped
+    if isinstance(formula, (And, Or)):
+        parts = [_well_typed_goal(op, well_typed) for op in formula.operands]
+        kept = [f for f, _ in parts if f is not None]
+        dropped = [d for _, ds in parts for d in ds]
+        if not dropped:
+            return formula, []  # untouched (an empty `(and)` included)
+        if not kept:
+            return None, dropped
+        return (kept[0] if len(kept) == 1 else type(formula)(*kept)), dropped
+    return formula, []
 
 
 @lru_cache(maxsize=256)
