@@ -126,8 +126,7 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
         grasp = front.centre.copy()
         grasp[2] = front.top - gripper.finger_depth / 2 + gripper.clearance
         grip = "edge"
-    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
-    waypoints = tuple(grasp + direction * distance * (k / steps) for k in range(1, steps + 1))
+    waypoints = _straight(grasp, direction, distance, cfg)
     return ArticulationPlan("drawer", action, grasp, rotation, waypoints, tuple(rotation for _ in waypoints), grip,
                             distance=distance)
 
@@ -144,11 +143,9 @@ def _push_plan(front: FrontGeometry, gripper: GripperSpec, distance: float, cfg:
     tip_z = front.handle[2] - 0.01  # the fingers' sides cover the handle's face from just below its middle
     if floor_z is not None:
         tip_z = max(tip_z, floor_z + gripper.clearance)
-    face = front.handle + front.normal * (front.proud - float((front.handle - front.centre) @ front.normal))
-    start = face + front.normal * (gripper.finger_width / 2 + gripper.clearance)
+    start = _handle_face(front) + front.normal * (gripper.finger_width / 2 + gripper.clearance)
     start[2] = tip_z + gripper.finger_depth / 2  # the hand frame's origin is half a finger above the tips
-    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
-    waypoints = tuple(start - front.normal * distance * (k / steps) for k in range(1, steps + 1))
+    waypoints = _straight(start, -front.normal, distance, cfg)
     return ArticulationPlan("drawer", "close", start, rotation, waypoints, tuple(rotation for _ in waypoints), "push",
                             distance=distance)
 
@@ -164,14 +161,23 @@ def _press_plan(front: FrontGeometry, gripper: GripperSpec, distance: float, cfg
     allows without meeting the front above the handle."""
     assert front.handle is not None
     rotation = hand_frame(np.array([0.0, 0.0, -1.0]), front.width_axis)
-    along = float((front.handle - front.centre) @ front.normal)
-    face = front.handle + front.normal * (front.proud - along)  # the handle's outer face
-    start = face - front.normal * (front.proud - _press_finger_out(front, gripper))
+    start = _handle_face(front) - front.normal * (front.proud - _press_finger_out(front, gripper))
     start[2] = front.handle_top - PRESS_DEPTH + gripper.finger_depth / 2  # the frame's origin is half a finger up
-    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
-    waypoints = tuple(start + front.normal * distance * (k / steps) for k in range(1, steps + 1))
+    waypoints = _straight(start, front.normal, distance, cfg)
     return ArticulationPlan("drawer", "open", start, rotation, waypoints, tuple(rotation for _ in waypoints), "press",
                             distance=distance)
+
+
+def _handle_face(front: FrontGeometry) -> np.ndarray:
+    """The middle of the handle's outer face: its centre moved out to where it stands proudest."""
+    assert front.handle is not None
+    return front.handle + front.normal * (front.proud - float((front.handle - front.centre) @ front.normal))
+
+
+def _straight(start: np.ndarray, direction: np.ndarray, distance: float, cfg: ArticulationConfig) -> tuple[np.ndarray, ...]:
+    """Waypoints from `start` along `direction` for `distance`, at most waypoint_spacing apart (start excluded)."""
+    steps = max(1, int(np.ceil(distance / cfg.waypoint_spacing)))
+    return tuple(start + direction * distance * (k / steps) for k in range(1, steps + 1))
 
 
 def _press_finger_out(front: FrontGeometry, gripper: GripperSpec) -> float:

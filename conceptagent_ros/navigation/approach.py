@@ -1,8 +1,8 @@
 """Where the base should stand to work on an object: scene/geometry.approach_pose's rule (on the
 line from the object toward the robot, outside the object's box by a standoff, facing it), but on
-the map: the pose must be free for the base, with no wall between it and the object; when the line
-toward the robot does not give one (a wall, other furniture), the same standoff is tried from the
-other sides, nearest the robot first."""
+the map: the pose must be free for the base, joined to where the robot stands, with no wall between
+it and the object; when the line toward the robot does not give one (a wall, other furniture), the
+other sides are tried, nearest the robot first, then further out (see approach_goal)."""
 from __future__ import annotations
 
 import math

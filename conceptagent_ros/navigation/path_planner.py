@@ -31,12 +31,6 @@ class Costmap:
         inside = 0 <= row < self.cost.shape[0] and 0 <= col < self.cost.shape[1]
         return inside and bool(np.isfinite(self.cost[row, col]))
 
-    def clearance_at(self, x: float, y: float) -> float:
-        row, col = self.grid.cell_of(x, y)
-        if not (0 <= row < self.cost.shape[0] and 0 <= col < self.cost.shape[1]):
-            return 0.0
-        return float(self.clearance[row, col])
-
 
 def costmap(grid: OccupancyMap, radius: float, inflation: float = 0.45, weight: float = 8.0) -> Costmap:
     """Impassable within `radius` (plus half a cell, for the cells' corners) of an obstacle; within

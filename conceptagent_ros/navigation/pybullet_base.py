@@ -3,8 +3,7 @@ tucked upright) in the world the scene file exported, moved as a differential dr
 planned path waypoint by waypoint (forward speed and turn rate limited, turning in place at each
 bend, so corners are not cut into what the path kept clear of), stepped in simulated time. Every
 step PyBullet's collision detection checks the whole robot against everything in the world;
-touching anything ends the drive as
-BLOCKED, and not arriving in time as TIMEOUT.
+touching anything ends the drive as BLOCKED, and not arriving in time as TIMEOUT.
 
 The base is moved kinematically (its pose set each step, as a velocity-controlled base follows its
 commands): what is judged is where the base goes and what it touches, not wheel slip.

@@ -300,7 +300,11 @@ class ObjectMap:
         del self.objects[old_id]
         obj.id = new_id
         self.objects[new_id] = obj
-        for old, into in self.aliases.items():  # ids fused into the piece follow it
+        self._redirect_aliases(old_id, new_id)
+
+    def _redirect_aliases(self, old_id: str, new_id: str) -> None:
+        """Earlier names of the object once called `old_id` now name `new_id`; a live id is nobody's alias."""
+        for old, into in self.aliases.items():
             if into == old_id:
                 self.aliases[old] = new_id
         self.aliases.pop(new_id, None)
@@ -397,11 +401,8 @@ class ObjectMap:
         keep.first_seen = min(keep.first_seen, gone.first_seen)
         keep.last_seen = max(keep.last_seen, gone.last_seen)
         del self.objects[gone.id]
-        for old, into in self.aliases.items():  # earlier names of the absorbed object follow it
-            if into == gone.id:
-                self.aliases[old] = keep.id
+        self._redirect_aliases(gone.id, keep.id)  # earlier names of the absorbed object follow it
         self.aliases[gone.id] = keep.id
-        self.aliases.pop(keep.id, None)  # a live id is nobody's alias
 
     def _count_misses(self, frame: Frame, seen: set[str]) -> list[str]:
         """An object that no detection matched is missed when the camera sees through its place: the
