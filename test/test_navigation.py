@@ -97,19 +97,15 @@ def kitchen():  # noqa: ANN201 - (base, costmap, plan, boxes)
     from conceptagent_ros.scene.geometry import Pose2D
     from conceptagent_ros.scene.loader import load_scene
     from conceptagent_ros.world.export import export_world
-    from conceptagent_ros.world.floor_plan import floor_plan
-    from conceptagent_ros.world.occupancy_map import occupancy_map
+    from conceptagent_ros.world.house import house
     from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
-    from conceptagent_ros.world.sdf_world import floor_standing, scene_boxes
     from conceptagent_ros.world.spawn import start_pose
 
-    scene = load_scene("studio_kitchen")
-    boxes = scene_boxes(scene)
-    plan = floor_plan(scene, floor_standing(boxes))
-    cm = costmap(occupancy_map(scene, plan, boxes), FOOTPRINT_RADIUS + 0.04)
-    sdf = export_world(scene, Path(tempfile.mkdtemp())).sdf
-    base = PyBulletBase(sdf, Pose2D(*start_pose(scene)))
-    yield base, cm, plan, boxes
+    home = house(load_scene("studio_kitchen"))
+    cm = costmap(home.grid, FOOTPRINT_RADIUS + 0.04)
+    sdf = export_world(home, Path(tempfile.mkdtemp())).sdf
+    base = PyBulletBase(sdf, Pose2D(*start_pose(home)))
+    yield base, cm, home.plan, home.boxes
     base.close()
 
 

@@ -28,10 +28,8 @@ from conceptagent_ros.navigation.pybullet_base import PyBulletBase
 from conceptagent_ros.scene.geometry import Pose2D
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.world.export import export_world
-from conceptagent_ros.world.floor_plan import floor_plan
-from conceptagent_ros.world.occupancy_map import occupancy_map
+from conceptagent_ros.world.house import house
 from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
-from conceptagent_ros.world.sdf_world import floor_standing, scene_boxes
 from conceptagent_ros.world.spawn import start_pose
 
 PLANNING_MARGIN = 0.05  # metres kept between the base and anything, beyond its radius (the map is 5 cm cells)
@@ -56,12 +54,11 @@ class NavigationEpisode:
 
 def run_navigation_scene(name: str, stream: TextIO | None = None, targets: Sequence[str] | None = None,
                          gui: bool = False) -> list[NavigationEpisode]:
-    scene = load_scene(name)
-    boxes = scene_boxes(scene)
-    plan = floor_plan(scene, floor_standing(boxes))
-    cm = costmap(occupancy_map(scene, plan, boxes), FOOTPRINT_RADIUS + PLANNING_MARGIN)
-    exported = export_world(scene, Path(tempfile.mkdtemp(prefix="conceptagent_nav_")))
-    x, y, yaw = start_pose(scene)
+    home = house(load_scene(name))
+    scene, boxes, plan = home.scene, home.boxes, home.plan
+    cm = costmap(home.grid, FOOTPRINT_RADIUS + PLANNING_MARGIN)
+    exported = export_world(home, Path(tempfile.mkdtemp(prefix="conceptagent_nav_")))
+    x, y, yaw = start_pose(home)
     base = PyBulletBase(exported.sdf, Pose2D(x, y, yaw), gui=gui)
     episodes: list[NavigationEpisode] = []
     try:

@@ -41,6 +41,11 @@ class Box:
     parent: str | None = None  # what it stands on or in
 
     @property
+    def on_floor(self) -> bool:
+        """It stands on the floor (furniture a robot drives around), not on or in something."""
+        return self.center[2] - self.size[2] / 2.0 < 0.05
+
+    @property
     def top(self) -> float:
         return self.center[2] + self.size[2] / 2.0
 
@@ -99,7 +104,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         return Box(oid, old.category, old.center, old.size, front, container, old.parent)
 
     def floor_pieces() -> list[Box]:
-        return [b for b in sorted(boxes.values(), key=lambda b: b.object_id) if b.center[2] - b.size[2] / 2 <= 0.05]
+        return [b for b in sorted(boxes.values(), key=lambda b: b.object_id) if b.on_floor]
 
     def nominal_floor_pieces(than: str) -> list[tuple[tuple[float, float], tuple[float, float, float]]]:
         """Where the scene puts the furniture not placed yet: a piece moved aside does not take its spot."""

@@ -61,8 +61,7 @@ class EmbeddedCamera:
                              key=lambda b: b.object_id))
         if self._render_cache is None or self._render_cache[0] != shown:
             self._render_cache = (shown, RenderScene(shown, world.scene.rooms.get(room)))
-        floor_standing = [b for b in shown if b.center[2] - b.size[2] / 2 < 0.05]
-        return self._render_cache[1], floor_standing
+        return self._render_cache[1], [b for b in shown if b.on_floor]
 
     def look_around(self, stamp: Callable[[], float] | None = None) -> list[Frame]:
         """Every yaw at every pitch from a free spot in front of where the robot stands; `stamp`

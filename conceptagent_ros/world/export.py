@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from conceptagent_ros.errors import SceneError
 from conceptagent_ros.scene.model import Scene
-from conceptagent_ros.world.floor_plan import floor_plan
-from conceptagent_ros.world.occupancy_map import occupancy_map, write_map
-from conceptagent_ros.world.sdf_world import floor_standing, scene_boxes, world_sdf
+from conceptagent_ros.world.house import House, house
+from conceptagent_ros.world.occupancy_map import write_map
+from conceptagent_ros.world.sdf_world import world_sdf
 
 
 @dataclass(frozen=True)
@@ -23,17 +22,14 @@ class ExportedWorld:
     free_share: float  # of the map's cells
 
 
-def export_world(scene: Scene, out: Path) -> ExportedWorld:
-    if scene.setting != "household":
-        raise SceneError(f"scene '{scene.name}' is a {scene.setting} scene: only household scenes (rooms and "
-                         "furniture) export to a world; the tabletop is laid out by physical/scene_layout.py")
+def export_world(scene: Scene | House, out: Path) -> ExportedWorld:
+    """A scene's world and map, from its geometry if already worked out (a House)."""
+    home = scene if isinstance(scene, House) else house(scene)
+    name = home.scene.name
     out.mkdir(parents=True, exist_ok=True)
-    boxes = scene_boxes(scene)
-    plan = floor_plan(scene, floor_standing(boxes))
-    sdf = out / f"{scene.name}.sdf"
-    sdf.write_text(world_sdf(scene, boxes, plan))
-    grid = occupancy_map(scene, plan, boxes)
-    pgm, yaml_path = out / f"{scene.name}_map.pgm", out / f"{scene.name}_map.yaml"
-    write_map(grid, pgm, yaml_path)
-    return ExportedWorld(scene.name, sdf, pgm, yaml_path, len(scene.objects) + 2, len(plan.doorways),
-                         float(1.0 - grid.occupied.mean()))
+    sdf = out / f"{name}.sdf"
+    sdf.write_text(world_sdf(home))
+    pgm, yaml_path = out / f"{name}_map.pgm", out / f"{name}_map.yaml"
+    write_map(home.grid, pgm, yaml_path)
+    return ExportedWorld(name, sdf, pgm, yaml_path, len(home.scene.objects) + 2, len(home.plan.doorways),
+                         float(1.0 - home.grid.occupied.mean()))

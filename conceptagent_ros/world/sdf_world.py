@@ -20,10 +20,14 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from conceptagent_ros.scene.model import Scene, SceneObject
-from conceptagent_ros.sim.household_geometry import PANEL, Box, facing, layout
-from conceptagent_ros.world.floor_plan import FloorPlan, floor_plan
+from conceptagent_ros.sim.household_geometry import PANEL, Box, facing
+from conceptagent_ros.world.floor_plan import FloorPlan
+
+if TYPE_CHECKING:  # house.py reads the handles' depth from here
+    from conceptagent_ros.world.house import House
 
 SDF_VERSION = "1.9"
 SLIDING = ("drawer", "dresser")  # categories that open by sliding out; every other container has a door
@@ -251,19 +255,9 @@ def _environment(world: ET.Element, scene: Scene, plan: FloorPlan) -> None:
         _box_part(link, f"wall_{k}", wall.size, wall.centre, COLOURS["wall"])
 
 
-def scene_boxes(scene: Scene) -> dict[str, Box]:
-    return layout(scene)
-
-
-def floor_standing(boxes: dict[str, Box]) -> list[Box]:
-    """What stands on the floor: the furniture a robot drives around."""
-    return [b for b in boxes.values() if b.center[2] - b.size[2] / 2 < 0.05]
-
-
-def world_sdf(scene: Scene, boxes: dict[str, Box] | None = None, plan: FloorPlan | None = None) -> str:
-    """The SDFormat text of the scene's world (`<sdf version="1.9">` with one `<world>`)."""
-    boxes = boxes if boxes is not None else scene_boxes(scene)
-    plan = plan if plan is not None else floor_plan(scene, floor_standing(boxes))
+def world_sdf(home: House) -> str:
+    """The SDFormat text of the house's world (`<sdf version="1.9">` with one `<world>`)."""
+    scene, boxes, plan = home.scene, home.boxes, home.plan
     root = ET.Element("sdf", version=SDF_VERSION)
     world = _sub(root, "world", name=scene.name)
     _environment(world, scene, plan)

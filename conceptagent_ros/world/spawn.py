@@ -7,18 +7,16 @@ from scipy import ndimage
 
 from conceptagent_ros.errors import SceneError
 from conceptagent_ros.scene.model import Scene
-from conceptagent_ros.world.floor_plan import floor_plan
-from conceptagent_ros.world.occupancy_map import occupancy_map
+from conceptagent_ros.world.house import House, house
 from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
-from conceptagent_ros.world.sdf_world import floor_standing, scene_boxes
 
 SPAWN_CLEARANCE = 0.15  # metres beyond the footprint to anything
 
 
-def start_pose(scene: Scene) -> tuple[float, float, float]:
+def start_pose(scene: Scene | House) -> tuple[float, float, float]:
     """(x, y, yaw) of the base's start in the world frame."""
-    boxes = scene_boxes(scene)
-    grid = occupancy_map(scene, floor_plan(scene, floor_standing(boxes)), boxes)
+    home = scene if isinstance(scene, House) else house(scene)
+    scene, grid = home.scene, home.grid
     clearance = ndimage.distance_transform_edt(~grid.occupied) * grid.resolution
     fits = clearance >= FOOTPRINT_RADIUS + SPAWN_CLEARANCE
     if not fits.any():
