@@ -4,7 +4,8 @@ A scene of N objects (a built-in layout plus copies of its small objects, all in
 planner on the simulated backend without errors. The overhead of one decision is its wall time
 minus the backend's own time (the oracle stands in for the model), i.e. tree search, precondition
 checks, effect prediction and prompt rendering. It is compared with what the decision's LLM calls
-would cost at a realistic latency (0.5 s a call by default): the ratio must stay well below 10 %.
+would cost at a realistic latency (0.5 s a call by default): the ratio must stay well below 10 %,
+and a decision's own work at most MAX_MS_PER_DECISION (MCTS with 20 expansions included).
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.scene.symbolic import load_predicates
 from conceptagent_ros.sim.world import World, domain_types
 from conceptagent_ros.skills.contract import load_skill_library
+
+MAX_MS_PER_DECISION = 25.0
 
 
 @dataclass

@@ -77,6 +77,7 @@ class SymbolicState:
     atoms: frozenset[Atom]
     types: Mapping[str, str]  # object id -> type name
     _by_type: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _by_predicate: dict[str, tuple[Atom, ...]] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def holds(self, atom: Atom) -> bool:
         return atom in self.atoms
@@ -94,6 +95,16 @@ class SymbolicState:
                 cached = tuple(o for o, t in self.types.items() if t == type_name)
             self._by_type[type_name] = cached
         return cached
+
+    def atoms_of(self, predicate: str) -> tuple[Atom, ...]:
+        """The true atoms of one predicate (indexed once per state, for the effect model's quantifiers)."""
+        if not self._by_predicate:
+            index: dict[str, list[Atom]] = {}
+            for atom in self.atoms:
+                index.setdefault(atom[0], []).append(atom)
+            self._by_predicate.update({name: tuple(found) for name, found in index.items()})
+            self._by_predicate.setdefault("", ())  # marks the index as built, even for a state with no atoms
+        return self._by_predicate.get(predicate, ())
 
     def with_atoms(self, add: Iterable[Atom] = (), remove: Iterable[Atom] = ()) -> SymbolicState:
         return SymbolicState(frozenset((self.atoms - set(remove)) | set(add)), self.types)

@@ -1,0 +1,61 @@
+"""The effect model (planning/pddl/effects.py), which binds quantified effects from the state's own
+atoms instead of every object, must give the state unified-planning's own sequential simulator
+gives for every skill, on random states of a scene with more objects than any effect names."""
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from unified_planning.shortcuts import SequentialSimulator, get_environment
+
+from conceptagent_ros.planning.pddl.domain import PDDLDomain
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
+from conceptagent_ros.skills.contract import SkillCall, load_skill_library
+
+OBJECTS = {"fridge_1": "fridge", "apple_1": "apple", "apple_2": "apple", "bowl_1": "bowl", "sink_1": "sink",
+           "cabinet_1": "cabinet"}
+
+
+@pytest.fixture(scope="module")
+def domain() -> PDDLDomain:
+    return PDDLDomain(load_predicates(), load_skill_library(), sorted(set(OBJECTS.values())))
+
+
+def random_state(rng: random.Random) -> SymbolicState:
+    atoms = set()
+    for p in load_predicates():
+        for args in itertools.product(OBJECTS, repeat=p.arity):
+            if rng.random() < (0.5 if p.arity < 2 else 0.25):
+                atoms.add((p.name, *args))
+    return SymbolicState(frozenset(atoms), dict(OBJECTS))
+
+
+def test_applied_effects_equal_unified_planning_on_random_states(domain) -> None:
+    get_environment().credits_stream = None
+    model = EffectModel(domain)
+    rng = random.Random(11)
+    checked = changed = 0
+    for _ in range(25):
+        state = random_state(rng)
+        problem = domain.parse_problem(state, "(and)").clone()
+        for action in problem.actions:  # effects are compared whatever the preconditions say
+            action.clear_preconditions()
+        objects = {o.name: o for o in problem.all_objects}
+        fluents = {f.name: f for f in problem.fluents}
+        em = problem.environment.expression_manager
+        with SequentialSimulator(problem) as simulator:
+            initial = simulator.get_initial_state()
+            for name, parsed in domain.parsed.items():
+                args = [rng.choice(list(OBJECTS)) for _ in parsed.params]
+                after = simulator.apply_unsafe(initial, problem.action(name), [em.ObjectExp(objects[a]) for a in args])
+                expected = {(p.name, *xs) for p in load_predicates() for xs in itertools.product(OBJECTS, repeat=p.arity)
+                            if after.get_value(em.FluentExp(fluents[p.name], [em.ObjectExp(objects[x]) for x in xs]))
+                            .bool_constant_value()}
+                ours = model.apply(SkillCall(name, tuple(args)), state)
+                assert set(ours.atoms) == expected, (name, args, set(ours.atoms) ^ expected)
+                checked += 1
+                changed += ours.atoms != state.atoms
+    assert checked == 25 * len(domain.parsed)
+    assert changed > checked // 2  # the states were ones the skills change, not no-ops
