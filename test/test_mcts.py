@@ -9,6 +9,7 @@ from conceptagent_ros.planning.planners.mcts import (
     MCTSConfig,
     MCTSPlanner,
     Node,
+    _walk,
     backpropagate,
     best_child,
     ucb1,
@@ -107,3 +108,100 @@ def test_a_failed_action_starts_a_fresh_tree():
     history = (StepRecord(1, first.call, True, False, "the gripper slipped", "physical"),)
     planner.propose(s.context(history=history, step=2))
     assert planner.root is not old_root and planner.root.parent is None
+
+
+class RecordingLLM(ScriptedLLM):
+    """A scripted model that also keeps the history each question was asked with."""
+
+    def __init__(self, base: ScriptedLLM):
+        super().__init__(proposals=base.proposals, scores=base.scores)
+        self.expand_histories: list[tuple[StepRecord, ...]] = []
+        self.critic_histories: list[tuple[StepRecord, ...]] = []
+
+    def propose_actions(self, context, k, planned=()):  # noqa: ANN001, ANN201 - the PlannerLLM signature
+        self.expand_histories.append(context.history)
+        return super().propose_actions(context, k, planned)
+
+    def critique(self, context, plan):  # noqa: ANN001, ANN201
+        self.critic_histories.append(context.history)
+        return super().critique(context, plan)
+
+
+def _refusal_feedback(history: tuple[StepRecord, ...]) -> list[str]:
+    return [r.feedback for r in history if not r.executed and r.failure == "blocked"]
+
+
+def test_a_refused_first_choice_reaches_every_later_prompt_and_the_critic_with_its_reason():
+    s = setup()
+    llm = RecordingLLM(scripted())
+    planner = MCTSPlanner(llm, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, prune=True))
+    planner.propose(s.context())
+    # the first question had no refusal to tell; every question after the refusal names it, reason included
+    assert _refusal_feedback(llm.expand_histories[0]) == []
+    later = llm.expand_histories[1:] + llm.critic_histories
+    assert later and all(any("pick(apple_1)" in f and "near" in f for f in _refusal_feedback(h)) for h in later)
+    # the agent's own history is not touched: the feedback lives in what the model is asked with
+    assert s.context().history == ()
+    # and it is still told at the next decision, in the agent's history window
+    planner.propose(s.context(history=(StepRecord(1, C("navigate_to(fridge_1)"), True, True, "ok"),), step=2))
+    assert any("pick(apple_1)" in f for f in _refusal_feedback(llm.expand_histories[-1]))
+
+
+def test_a_refusal_leaves_the_feedback_after_the_history_window():
+    s = setup()
+    llm = RecordingLLM(scripted())
+    planner = MCTSPlanner(llm, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, prune=True))
+    planner.propose(s.context())
+    assert planner.refusals  # pick(apple_1), refused at step 1
+    asked = len(llm.expand_histories)
+    planner.propose(s.context(step=40))
+    # the first question at step 40 comes before this decision's own refusal: nothing is left to tell
+    assert _refusal_feedback(llm.expand_histories[asked]) == []
+    assert all(r.step == 40 for r in planner.refusals.values())
+
+
+def test_a_path_that_retries_a_failed_call_from_the_state_it_failed_in_is_scored_lower():
+    s = setup()
+    base = scripted()
+    base.proposals[()] = ["navigate_to(fridge_1)", "navigate_to(apple_1)"]
+    base.scores[("navigate_to(fridge_1)",)] = 0.6
+    base.scores[("navigate_to(apple_1)",)] = 0.5
+    planner = MCTSPlanner(base, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False))
+    first = planner.propose(s.context())
+    assert first.call == C("navigate_to(fridge_1)")
+    # it failed and changed nothing: the same observed state comes back
+    failed = (StepRecord(1, first.call, True, False, "navigate_to(fridge_1) failed", "physical"),)
+    planner.propose(s.context(history=failed, step=2))
+    scores = {tuple(map(str, n.path())): n.score for n in _walk(planner.root) if n.score is not None}
+    assert math.isclose(scores[("navigate_to(fridge_1)",)], 0.6 * 0.5)  # FAILED_DISCOUNT
+    assert math.isclose(scores[("navigate_to(apple_1)",)], 0.5)
+    # and the plans that go on from the failed call are discounted with it
+    assert math.isclose(scores[("navigate_to(fridge_1)", "open(fridge_1)")], 0.8 * 0.5)
+    # a call that failed elsewhere (another state) is not discounted here
+    other = MCTSPlanner(scripted(), s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False))
+    other.failed[C("navigate_to(fridge_1)")] = {frozenset({("holding", "apple_1")})}
+    other.propose(s.context())
+    assert next(c.score for c in other.root.children if c.call == C("navigate_to(fridge_1)")) == 0.6
+
+
+def test_a_path_back_to_the_state_of_a_recent_decision_is_scored_lower():
+    from dataclasses import replace
+
+    s = setup()
+    base = scripted()
+    base.proposals[()] = ["navigate_to(fridge_1)", "navigate_to(apple_1)", "pick(apple_1)"]
+    planner = MCTSPlanner(base, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False))
+    at_fridge = s.effects.apply(C("navigate_to(fridge_1)"), s.context().state)
+    at_apple = s.effects.apply(C("navigate_to(apple_1)"), at_fridge)
+    assert at_fridge.atoms != at_apple.atoms
+    planner.propose(replace(s.context(), state=at_fridge, step=1))
+    planner.propose(replace(s.context(history=(StepRecord(1, C("navigate_to(apple_1)"), True, True, "ok"),)),
+                            state=at_apple, step=2))
+    scores = {tuple(map(str, n.path())): n.score for n in _walk(planner.root) if n.score is not None}
+    # from the apple, going back to the fridge returns to the state of the decision before: no progress
+    assert next(c for c in planner.root.children if c.call == C("navigate_to(fridge_1)")).state.atoms == at_fridge.atoms
+    assert math.isclose(scores[("navigate_to(fridge_1)",)], 0.6 * 0.5)  # REVISIT_DISCOUNT
+    # driving to where it stands changes nothing: no progress either
+    assert math.isclose(scores[("navigate_to(apple_1)",)], 0.3 * 0.5)
+    # picking the apple up leads somewhere new: the critic's score as it is
+    assert math.isclose(scores[("pick(apple_1)",)], 0.9)

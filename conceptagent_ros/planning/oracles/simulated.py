@@ -68,7 +68,7 @@ from conceptagent_ros.planning import prompts
 from conceptagent_ros.planning.oracles.offline import OfflineBackend
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.pddl.effects import EffectModel
-from conceptagent_ros.planning.proposal import Critique, DecisionContext, TokenUsage
+from conceptagent_ros.planning.proposal import Critique, DecisionContext, StepRecord, TokenUsage
 from conceptagent_ros.planning.roles import Candidates, Choice, PlanSamples, SamplingOptions
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.symbolic import SymbolicState
@@ -101,7 +101,7 @@ class SimulatedLLM:
         self.verifier = PreconditionVerifier(domain, skills)
         self.effects = EffectModel(domain)
         self.rng = random.Random(f"simulated-llm/{seed}")
-        self._plan_for: tuple[int, int] | None = None
+        self._plan_for: tuple[int, tuple[StepRecord, ...]] | None = None
         self._plan: tuple[SkillCall, ...] = ()
         self._plan_complete = False
         self._believed: tuple[SkillCall, ...] = ()
@@ -114,8 +114,10 @@ class SimulatedLLM:
     # -- the oracle -------------------------------------------------------------------------------
     def oracle_plan(self, context: DecisionContext) -> tuple[SkillCall, ...]:
         """The oracle's plan from the current belief, computed once per decision, as the model's
-        misconception (if any, and not set aside at this decision) changes it."""
-        key = (context.step, len(context.history))
+        misconception (if any, and not set aside at this decision) changes it. Computed again for the
+        same decision only when the history it is asked with differs (a search adding feedback): by
+        content, not length, since two feedback windows of one length can say different things."""
+        key = (context.step, tuple(context.history))
         if key != self._plan_for:
             undrawn = self.misconception is None
             self._draw_misconception(context, ())

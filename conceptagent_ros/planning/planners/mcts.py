@@ -8,8 +8,20 @@ The budget counts expansions (LLM expansion calls), as the paper's 5 / 10 / 20.
 
 Beyond the paper, with `prune` on: each proposed child is checked against the skills'
 preconditions in the state its path predicts (declared effects applied). Infeasible children are
-never added, so no expansion or critique is spent on them; their reasons are kept, and when the
-LLM's first choice for a node is refused it is asked again with those reasons as feedback.
+never added, so no expansion or critique is spent on them. What the check says is not thrown away:
+the grounded iterative agent learns from a refusal because it reads the unsatisfied preconditions in
+its history, and the search gives the model the same feedback. Every refusal in the tree becomes a
+feedback record ("refused during search after N planned steps: (open drawer_1) does not hold"),
+and the most recent ones (MAX_REFUSALS, within the agent's history window) are appended to the
+history that every later expansion prompt and every critique reads, at this decision and the next
+ones; when the LLM's first choice for a node is refused it is asked again at once with them.
+After a skill fails, its call is remembered with the state it failed in: a path that tries it again
+from that same state has its critic score scaled by FAILED_DISCOUNT, so the search does not rank
+the failed action first again on the model's say-so alone. And a path that leads back to a state
+the robot was in at one of its recent decisions or is in now (put the tomato down, pick it up again;
+drive to where it stands) makes no progress: with pruning on, its score is scaled by
+REVISIT_DISCOUNT (the traces of the realistic profile showed agents cycling so while a wrong belief
+came and went).
 
 Between decisions the tree is kept: after the chosen action runs, the child becomes the new root
 if the observation agrees with what its effects predicted and shows no new objects (new objects
@@ -32,6 +44,11 @@ from conceptagent_ros.planning.roles import PlannerLLM
 from conceptagent_ros.planning.verifier import PreconditionVerifier, check_call
 from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall
+
+MAX_REFUSALS = 4  # search refusals shown to the model, most recent first to go
+REFUSAL_WINDOW = 12  # decisions a refusal stays in view (the agent's own history window)
+FAILED_DISCOUNT = 0.5  # the critic's score of a path that retries a failed call in the state it failed in
+REVISIT_DISCOUNT = 0.5  # the critic's score of a path through a state of a recent decision
 
 
 @dataclass(frozen=True)
@@ -110,6 +127,10 @@ class MCTSPlanner:
         self.counters = PlannerCounters()
         self.root: Node | None = None
         self._chosen: Node | None = None
+        self.refusals: dict[str, StepRecord] = {}  # call -> the feedback record of its latest refusal
+        self.failed: dict[SkillCall, set[frozenset]] = {}  # call -> the atoms of the states it failed in
+        self.visited: dict[frozenset, int] = {}  # the atoms of the recent decisions' observed states -> step
+        self._step = 0
 
     # -- one decision -----------------------------------------------------------------------------
     def plan_view(self) -> PlanNode | None:
@@ -125,6 +146,11 @@ class MCTSPlanner:
 
     def propose(self, context: DecisionContext) -> Proposal:
         mark = UsageMark.now(self.usage)
+        self._step = context.step
+        self._remember_failure(context)
+        self.refusals = {k: r for k, r in self.refusals.items() if r.step > context.step - REFUSAL_WINDOW}
+        self.visited = {atoms: step for atoms, step in self.visited.items() if step > context.step - REFUSAL_WINDOW
+                        and atoms != context.state.atoms}
         root = self._root_for(context)
         expansions, iterations = 0, 0
         if root.expanded:  # a reused root: widen it with proposals from the new observation
@@ -142,6 +168,7 @@ class MCTSPlanner:
         self.counters.add("pruned", refused_count)
         chosen = best_child(root)
         self._chosen = chosen
+        self.visited[context.state.atoms] = context.step
         if chosen is None or chosen.call is None:
             refused = next(iter(root.pruned.items()), None)
             if refused is not None:  # let the agent's verifier give the feedback for the best refused one
@@ -179,22 +206,68 @@ class MCTSPlanner:
 
     def _score(self, node: Node, context: DecisionContext) -> float:
         if node.score is None:
-            node.score = self.llm.critique(context, node.path()).score
+            node.score = self.llm.critique(self._informed(context), node.path()).score
+            if self._retries_a_failure(node):
+                node.score *= FAILED_DISCOUNT
+            # predicted states know preconditions (an infeasible call changes nothing), so only the
+            # grounded search reads them: the arm without grounding has no precondition knowledge
+            if self.config.prune and self._revisits(node):
+                node.score *= REVISIT_DISCOUNT
         return node.score
+
+    def _informed(self, context: DecisionContext) -> DecisionContext:
+        """The context as the model is asked in the search: the agent's history and, after it, the
+        most recent refusals met in the tree (their unsatisfied preconditions named)."""
+        if not self.refusals:
+            return context
+        recent = sorted(self.refusals.values(), key=lambda r: r.step)[-MAX_REFUSALS:]
+        return replace(context, history=context.history + tuple(recent))
 
     def _expand(self, node: Node, context: DecisionContext) -> None:
         node.expanded = True
         planned = node.path()
-        candidates = self.llm.propose_actions(context, self.config.branching, planned).calls
+        candidates = self.llm.propose_actions(self._informed(context), self.config.branching, planned).calls
         self._add_children(node, candidates)
         if self.config.prune and candidates and str(candidates[0]) in node.pruned:
-            # The LLM's first choice was refused: ask once more, with the reasons as feedback.
-            feedback = tuple(
-                StepRecord(context.step, SkillCall.parse(call), False, False,
-                           f"refused during search after {len(planned)} planned step(s): {why}", "blocked")
-                for call, why in list(node.pruned.items())[:4])
-            retry = replace(context, history=context.history + feedback)
-            self._add_children(node, self.llm.propose_actions(retry, self.config.branching, planned).calls)
+            # The LLM's first choice was refused: it goes into the feedback (the alternatives' refusals
+            # would crowd it out), and the model is asked once more
+            self._remember_refusal(node, candidates[0], node.pruned[str(candidates[0])])
+            self._add_children(node, self.llm.propose_actions(self._informed(context), self.config.branching,
+                                                              planned).calls)
+
+    # -- what the search learns from refusals and failures ------------------------------------------
+    def _remember_refusal(self, node: Node, call: SkillCall, why: str) -> None:
+        self.refusals.pop(str(call), None)  # the latest refusal of a call is the one kept, last in line
+        self.refusals[str(call)] = StepRecord(
+            self._step, call, False, False, f"refused during search after {node.depth} planned step(s): {why}",
+            "blocked")
+
+    def _remember_failure(self, context: DecisionContext) -> None:
+        """The last executed call failed: remember it with the state the agent saw it fail in (the
+        observed state of the decision that chose it, which is the root this search starts from
+        when nothing changed)."""
+        last = context.history[-1] if context.history else None
+        if last is not None and last.executed and not last.success and last.call is not None and self.root is not None:
+            self.failed.setdefault(last.call, set()).add(self.root.state.atoms)
+
+    def _revisits(self, node: Node) -> bool:
+        """Does the path pass through a state of a recent decision, the present one included (an
+        action that changes nothing, as driving to where the robot already stands, is no progress
+        either)? `done` changes nothing by design and is judged by the critic alone."""
+        if node.terminal:
+            return False
+        path = []
+        while node.parent is not None:
+            path.append(node.state.atoms)
+            node = node.parent
+        return any(atoms in self.visited or atoms == node.state.atoms for atoms in path)
+
+    def _retries_a_failure(self, node: Node) -> bool:
+        while node.parent is not None and node.call is not None:
+            if node.parent.state.atoms in self.failed.get(node.call, ()):
+                return True
+            node = node.parent
+        return False
 
     def _add_children(self, node: Node, candidates: tuple[SkillCall, ...]) -> None:
         existing = {c.call for c in node.children}
