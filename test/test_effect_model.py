@@ -59,3 +59,20 @@ def test_applied_effects_equal_unified_planning_on_random_states(domain) -> None
                 changed += ours.atoms != state.atoms
     assert checked == 25 * len(domain.parsed)
     assert changed > checked // 2  # the states were ones the skills change, not no-ops
+
+
+def test_a_predicted_state_inherits_its_parents_index_correctly(domain) -> None:
+    """Chained predictions reuse the parent's per-predicate index: it must equal one built afresh."""
+    model = EffectModel(domain)
+    rng = random.Random(5)
+    for _ in range(20):
+        state = random_state(rng)
+        state.atoms_of("in")  # the parent's index is built
+        for _step in range(4):
+            name = rng.choice(sorted(domain.parsed))
+            call = SkillCall(name, tuple(rng.choice(list(OBJECTS)) for _ in domain.parsed[name].params))
+            child = model.apply(call, state)
+            fresh = SymbolicState(child.atoms, child.types)
+            for p in load_predicates():
+                assert set(child.atoms_of(p.name)) == set(fresh.atoms_of(p.name)), (call, p.name)
+            state = child

@@ -102,9 +102,17 @@ class SymbolicState:
             index: dict[str, list[Atom]] = {}
             for atom in self.atoms:
                 index.setdefault(atom[0], []).append(atom)
-            self._by_predicate.update({name: tuple(found) for name, found in index.items()})
-            self._by_predicate.setdefault("", ())  # marks the index as built, even for a state with no atoms
+            self.adopt_index({name: tuple(found) for name, found in index.items()})
         return self._by_predicate.get(predicate, ())
+
+    def indexed(self) -> dict[str, tuple[Atom, ...]] | None:
+        """The per-predicate index if built (the "" key marks it built, even for a state with no atoms)."""
+        return self._by_predicate if self._by_predicate else None
+
+    def adopt_index(self, index: Mapping[str, tuple[Atom, ...]]) -> None:
+        """Take a per-predicate index worked out elsewhere (from a parent state's, by the effect model)."""
+        self._by_predicate.update(index)
+        self._by_predicate.setdefault("", ())
 
     def with_atoms(self, add: Iterable[Atom] = (), remove: Iterable[Atom] = ()) -> SymbolicState:
         return SymbolicState(frozenset((self.atoms - set(remove)) | set(add)), self.types)
