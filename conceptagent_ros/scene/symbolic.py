@@ -96,6 +96,11 @@ class SymbolicState:
             self._by_type[type_name] = cached
         return cached
 
+    def has_type(self, obj: str, type_name: str) -> bool:
+        """Is `obj` among objects_of_type(type_name)? (Asked of the types map, not the tuple.)"""
+        known = self.types.get(obj)
+        return known is not None and (type_name == ROOT_TYPE or known == type_name)
+
     def atoms_of(self, predicate: str) -> tuple[Atom, ...]:
         """The true atoms of one predicate (indexed once per state, for the effect model's quantifiers)."""
         if not self._by_predicate:

@@ -22,7 +22,7 @@ import unified_planning.model as up_model
 
 from conceptagent_ros.planning.pddl.compile import Binding, CompiledFormulas, _term, type_name
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
-from conceptagent_ros.scene.symbolic import ROOT_TYPE, Atom, SymbolicState
+from conceptagent_ros.scene.symbolic import Atom, SymbolicState
 from conceptagent_ros.skills.contract import SkillCall
 
 Slot = tuple[str, "str | Callable[[Binding], str]"]  # ("var", name) or ("bound", term)
@@ -144,16 +144,10 @@ def _bindings(effect: _Effect, binding: Binding, state: SymbolicState) -> Iterat
         for (kind, what), value in zip(effect.slots, atom[1:]):
             if kind == "var":
                 assert isinstance(what, str)
-                if b.get(what, value) != value or (what not in binding and not _typed(state, value, typed[what])):
+                if b.get(what, value) != value or (what not in binding and not state.has_type(value, typed[what])):
                     break
                 b[what] = value
             elif what(b) != value:  # type: ignore[operator]
                 break
         else:
             yield b
-
-
-def _typed(state: SymbolicState, value: str, type_name_: str) -> bool:
-    """Is `value` among state.objects_of_type(type_name_)? (Asked of the types map, not the tuple.)"""
-    known = state.types.get(value)
-    return known is not None and (type_name_ == ROOT_TYPE or known == type_name_)

@@ -10,11 +10,12 @@ Beyond the paper, with `prune` on: each proposed child is checked against the sk
 preconditions in the state its path predicts (declared effects applied). Infeasible children are
 never added, so no expansion or critique is spent on them. What the check says is not thrown away:
 the grounded iterative agent learns from a refusal because it reads the unsatisfied preconditions in
-its history, and the search gives the model the same feedback. Every refusal in the tree becomes a
-feedback record ("refused during search after N planned steps: (open drawer_1) does not hold"),
-and the most recent ones (MAX_REFUSALS, within the agent's history window) are appended to the
-history that every later expansion prompt and every critique reads, at this decision and the next
-ones; when the LLM's first choice for a node is refused it is asked again at once with them.
+its history, and the search gives the model the same feedback. When the LLM's first choice for a
+node is refused, the refusal becomes a feedback record ("refused during search after N planned
+steps: (open drawer_1) does not hold"; the alternatives' refusals are left out, they would crowd it
+out), the model is asked again at once, and the most recent records (MAX_REFUSALS, within the
+agent's history window) are appended to the history that every later expansion prompt and every
+critique reads, at this decision and the next ones.
 After a skill fails, its call is remembered with the state it failed in: a path that tries it again
 from that same state has its critic score scaled by FAILED_DISCOUNT, so the search does not rank
 the failed action first again on the model's say-so alone. And a path that leads back to a state
@@ -129,7 +130,7 @@ class MCTSPlanner:
         self._chosen: Node | None = None
         self.refusals: dict[str, StepRecord] = {}  # call -> the feedback record of its latest refusal
         self.failed: dict[SkillCall, set[frozenset]] = {}  # call -> the atoms of the states it failed in
-        self.visited: dict[frozenset, int] = {}  # the atoms of the recent decisions' observed states -> step
+        self.visited: dict[frozenset, int] = {}  # the atoms of the recent and present decisions' states -> step
         self._step = 0
 
     # -- one decision -----------------------------------------------------------------------------
@@ -149,8 +150,8 @@ class MCTSPlanner:
         self._step = context.step
         self._remember_failure(context)
         self.refusals = {k: r for k, r in self.refusals.items() if r.step > context.step - REFUSAL_WINDOW}
-        self.visited = {atoms: step for atoms, step in self.visited.items() if step > context.step - REFUSAL_WINDOW
-                        and atoms != context.state.atoms}
+        self.visited = {atoms: step for atoms, step in self.visited.items() if step > context.step - REFUSAL_WINDOW}
+        self.visited[context.state.atoms] = context.step  # the root's state: a no-op path comes back to it
         root = self._root_for(context)
         expansions, iterations = 0, 0
         if root.expanded:  # a reused root: widen it with proposals from the new observation
@@ -168,7 +169,6 @@ class MCTSPlanner:
         self.counters.add("pruned", refused_count)
         chosen = best_child(root)
         self._chosen = chosen
-        self.visited[context.state.atoms] = context.step
         if chosen is None or chosen.call is None:
             refused = next(iter(root.pruned.items()), None)
             if refused is not None:  # let the agent's verifier give the feedback for the best refused one
@@ -220,7 +220,7 @@ class MCTSPlanner:
         most recent refusals met in the tree (their unsatisfied preconditions named)."""
         if not self.refusals:
             return context
-        recent = sorted(self.refusals.values(), key=lambda r: r.step)[-MAX_REFUSALS:]
+        recent = list(self.refusals.values())[-MAX_REFUSALS:]  # kept in the order they were last refused
         return replace(context, history=context.history + tuple(recent))
 
     def _expand(self, node: Node, context: DecisionContext) -> None:
@@ -256,11 +256,11 @@ class MCTSPlanner:
         either)? `done` changes nothing by design and is judged by the critic alone."""
         if node.terminal:
             return False
-        path = []
-        while node.parent is not None:
-            path.append(node.state.atoms)
+        while node.parent is not None:  # the root's own state is in `visited`: it is the present one
+            if node.state.atoms in self.visited:
+                return True
             node = node.parent
-        return any(atoms in self.visited or atoms == node.state.atoms for atoms in path)
+        return False
 
     def _retries_a_failure(self, node: Node) -> bool:
         while node.parent is not None and node.call is not None:
