@@ -24,9 +24,11 @@ def test_an_adjective_picks_the_one_object_it_describes():
     assert goal("put the small green pillow in the dresser") == "(exists (?d0 - dresser) (in pillow_1 ?d0))"
 
 
-def test_no_adjective_means_any_of_them():
-    assert goal("put the book on the sofa") == "(exists (?b0 - book ?s1 - sofa) (in ?b0 ?s1))"
+def test_a_or_one_of_a_kind_means_any_but_the_one_of_several_is_refused():
+    assert goal("put a book on the sofa") == "(exists (?b0 - book ?s1 - sofa) (in ?b0 ?s1))"
     assert goal("put the apple on the sofa") == "(exists (?a0 - apple ?s1 - sofa) (in ?a0 ?s1))"
+    with pytest.raises(InstructionError, match=r"'the book' could be any of 2 books \(book_1 \(red\); book_2 "):
+        goal("put the book on the sofa")
 
 
 def test_an_adjective_no_object_has_is_refused_with_what_there_is():
@@ -36,9 +38,11 @@ def test_an_adjective_no_object_has_is_refused_with_what_there_is():
         goal("put the large green pillow on the bed")
 
 
-def test_without_attributes_colour_words_are_just_words():
-    assert interpret_instruction("put the red book on the sofa", CATEGORIES, TYPES) == \
-        "(exists (?b0 - book ?s1 - sofa) (in ?b0 ?s1))"
+def test_a_colour_nothing_is_known_by_is_refused_not_dropped():
+    """Without attributes a colour cannot pick anything: dropping it would be a goal the user did not
+    ask for ("the red book" taken for any book)."""
+    with pytest.raises(InstructionError, match="'red' in 'the red book': nothing here is known by such a word"):
+        interpret_instruction("put the red book on the sofa", CATEGORIES, TYPES)
 
 
 def test_the_apartment_scene_runs_an_adjective_instruction_to_the_right_object():

@@ -18,6 +18,7 @@ from pathlib import Path
 from conceptagent_ros.errors import InstructionError, PDDLError, TaskFileError
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
+from conceptagent_ros.planning.free_text.known import KnownObject
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.goal_check import impossible_atoms
 from conceptagent_ros.planning.instruction import clean_instruction, interpret_instruction
@@ -61,6 +62,9 @@ class TaskMap:
     # has not seen by the id its perception will give it, `<category>_<n>` (apple_2), and the goal
     # is typed by that name. The embedded world knows every object, so there an unknown id is refused.
     unseen_ids_by_name: bool = False
+    # Where the known objects are (room, receptacle, position, state), for instructions that say which
+    # one by where it is ("the bathroom sink", "the pillow on the sofa"): what the map knows now.
+    known_places: Mapping[str, KnownObject] = field(default_factory=dict)
 
     def category_affordances(self) -> dict[str, frozenset[str]]:
         """What each category affords: the defaults, widened by what known objects of it afford."""
@@ -128,7 +132,9 @@ def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, ta
     else:
         try:
             text = interpret_instruction(instruction, set(domain.types) | {ROOM_TYPE}, types,
-                                         task_map.known_attributes)
+                                         task_map.known_attributes, task_map.known_places,
+                                         {rid: room.category for rid, room in task_map.rooms.items()},
+                                         complete=not task_map.unseen_ids_by_name)
         except InstructionError:
             if llm is None or llm.kind != "openai":
                 raise

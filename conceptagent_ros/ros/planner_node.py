@@ -40,6 +40,7 @@ from conceptagent_ros.action import ExecuteTask
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep, TaskStatus
 from conceptagent_ros.planning.agent import StepReport
+from conceptagent_ros.planning.free_text.known import known_places
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.plan_view import plan_view_of
 from conceptagent_ros.planning.task import TaskMap, TaskOutcome, TaskRequest, prepare_task, run_task
@@ -171,7 +172,7 @@ class PlannerNode(Node):
         task_map = TaskMap(snapshot.rooms, snapshot.vocabulary | frozenset(seen.values()), seen,
                            {o.id: o.affordances for o in snapshot.observation.objects},
                            {o.id: dict(o.attributes) for o in snapshot.observation.objects if o.attributes},
-                           unseen_ids_by_name=True)
+                           unseen_ids_by_name=True, known_places=known_places(snapshot.observation.objects))
         prepared = prepare_task(request, task_map, self.skills)
         goal = prepared.goal.text
         self._publish_status(TaskStatus.RUNNING, task, goal, 0, f"pursuing {goal}")

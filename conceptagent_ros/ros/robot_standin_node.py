@@ -203,6 +203,9 @@ class RobotStandInNode(Node):
         self._lock = threading.Lock()
         self._yaw = 0.0
         self.world = self._new_world()
+        # What the skills did since the last reset, as the world saw them (perceived ids resolved):
+        # the story of a failed episode, for benchmarks and tests to show.
+        self.executed: list[str] = []
         self.frame = self.get_parameter("frame_id").value
 
         group = ReentrantCallbackGroup()
@@ -379,6 +382,8 @@ class RobotStandInNode(Node):
             before = self.world.robot.position
             acted = self.camera.resolve(call) if self.camera is not None else call
             outcome = self.world.execute(acted)
+            self.executed.append(f"{call}" + (f" as {acted}" if acted != call else "")
+                                 + ("" if outcome.success else f" -> {outcome.failure or 'failed'}"))
             after = self.world.robot.position
             if math.hypot(after[0] - before[0], after[1] - before[1]) > 1e-6:
                 self._yaw = math.atan2(after[1] - before[1], after[0] - before[0])
@@ -414,6 +419,7 @@ class RobotStandInNode(Node):
             return response
         with self._lock:
             self.world = world
+            self.executed = []
             if self.camera is not None:
                 self.camera.start(world)  # the next look (within 0.5 s) starts the map afresh
                 self.looked = False

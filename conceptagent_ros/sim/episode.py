@@ -11,6 +11,7 @@ from typing import Any
 
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import EpisodeStats, StepReport
+from conceptagent_ros.planning.free_text.known import known_places
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.robot import RobotInterface
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
@@ -91,7 +92,8 @@ def embedded_task_map(world: World) -> TaskMap:
     # Goal constants may name any object of the scene, seen or not (task files do: apple_1).
     return TaskMap(world.scene.rooms, frozenset(world.scene.categories()), dict(world.state().types),
                    {oid: o.affordances for oid, o in world.scene.objects.items()},
-                   {oid: dict(o.attributes) for oid, o in world.scene.objects.items() if o.attributes})
+                   {oid: dict(o.attributes) for oid, o in world.scene.objects.items() if o.attributes},
+                   known_places=known_places(world.scene.objects.values()))
 
 
 def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None,

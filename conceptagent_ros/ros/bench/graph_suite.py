@@ -72,6 +72,7 @@ class GraphEpisode:
     unmet: list[str] = field(default_factory=list)  # of the task's goal, in the world
     error: str = ""
     frames: int = 0  # camera frames the perception node fused for this task
+    executed: list[str] = field(default_factory=list)  # the skills the stand-in ran, in order
 
 
 def judge_on_world(world: World, goal_text: str) -> tuple[bool, list[str]]:
@@ -163,7 +164,8 @@ def run_graph_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Tex
                 elapsed = time.perf_counter() - start
                 eta = elapsed / i * (len(tasks) - i)
                 mark = "ok  " if episode.success else "FAIL"
-                why = f"  {episode.error or 'unmet ' + ', '.join(episode.unmet)}" if not episode.success else ""
+                why = (f"  {episode.error or 'unmet ' + ', '.join(episode.unmet)}\n      ran: "
+                       f"{'; '.join(episode.executed) or 'nothing'}" if not episode.success else "")
                 stream.write(f"[{i:>3}/{len(tasks)}] {mark} {task.id:<12} {task.scene:<16} steps {episode.steps:>3} "
                              f"{episode.seconds:6.1f}s  ({passed}/{i} so far, eta {eta:5.0f}s){why}\n")
                 stream.flush()
@@ -203,7 +205,7 @@ def _run_one(graph: RosGraph, operator: _Operator, task: Task, config: GraphSuit
                             unmet, "the planner rejected the task", frames)
     result = reply.result
     return GraphEpisode(task.id, task.scene, task.instruction, success, bool(result.success), int(result.steps),
-                        reply.seconds, unmet, "" if success else result.error_msg, frames)
+                        reply.seconds, unmet, "" if success else result.error_msg, frames, list(robot.executed))
 
 
 def summary_markdown(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, suite: str) -> str:
@@ -232,7 +234,7 @@ def write_results(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, su
     stem = f"ros_suite_{suite}_{config.perception}"
     md, table = out / f"{stem}.md", out / f"{stem}.csv"
     write_atomic(md, summary_markdown(episodes, config, suite))
-    rows = [asdict(e) | {"unmet": "; ".join(e.unmet)} for e in episodes]
+    rows = [asdict(e) | {"unmet": "; ".join(e.unmet), "executed": "; ".join(e.executed)} for e in episodes]
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else ["task_id"])
     writer.writeheader()

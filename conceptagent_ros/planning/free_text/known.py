@@ -1,0 +1,98 @@
+"""What the translator may know of the scene when it reads an instruction: the categories perception
+names, the rooms of the map, and the objects the robot knows with where they are."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from conceptagent_ros.planning.free_text.lexicon import Lexicon, PhraseSet, Words, plural, words_of
+from conceptagent_ros.scene.model import SceneObject
+
+
+@dataclass(frozen=True)
+class KnownObject:
+    id: str
+    category: str
+    room: str | None = None
+    parent: str | None = None  # the receptacle it is in or on
+    position: tuple[float, float, float] | None = None
+    state: Mapping[str, bool] = field(default_factory=dict)
+    attributes: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KnownScene:
+    categories: frozenset[str]
+    objects: Mapping[str, KnownObject]
+    rooms: Mapping[str, str]  # room id -> room category ("bathroom_1" -> "bathroom")
+    # Every object of the scene is known (the embedded world); else one not seen yet may exist, and a
+    # reference that fits nothing known is "not seen yet" rather than "not here".
+    complete: bool = True
+
+    @classmethod
+    def build(cls, categories: Iterable[str], objects: Mapping[str, str] | Iterable[str] = (),
+              attributes: Mapping[str, Mapping[str, str]] | None = None,
+              places: Mapping[str, KnownObject] | None = None, rooms: Mapping[str, str] | None = None,
+              complete: bool = True) -> KnownScene:
+        """From the loose arguments of interpret_instruction: ids (with their categories where given),
+        their attributes, and what is known of where they are."""
+        types = dict(objects) if isinstance(objects, Mapping) else {o: "" for o in objects}
+        rooms = dict(rooms or {})
+        rooms.update({o: "room" for o, t in types.items() if t == "room" and o not in rooms})
+        known: dict[str, KnownObject] = {}
+        for oid, category in types.items():
+            if oid in rooms:
+                continue
+            place = (places or {}).get(oid)
+            if place is not None:
+                known[oid] = place
+            else:
+                known[oid] = KnownObject(oid, category, attributes=dict((attributes or {}).get(oid, {})))
+        return cls(frozenset(categories), known, rooms, complete)
+
+    def of_category(self, category: str) -> list[KnownObject]:
+        return sorted((o for o in self.objects.values() if o.category == category), key=lambda o: o.id)
+
+    def attribute_values(self) -> set[str]:
+        return {v for o in self.objects.values() for v in o.attributes.values()}
+
+    def has_colours(self) -> bool:
+        return any("colour" in o.attributes or "color" in o.attributes for o in self.objects.values())
+
+
+@dataclass(frozen=True)
+class Nouns:
+    """The nouns of one scene: categories (and their plurals), the lexicon's synonyms for them, rooms
+    (by category and id), and object ids."""
+
+    things: dict[Words, str]  # words -> category
+    rooms: dict[Words, str]  # words -> room category or room id
+    things_set: PhraseSet
+    rooms_set: PhraseSet
+    ids: frozenset[str] = frozenset()  # object ids and attribute values: words that may start a thing's name
+
+    @classmethod
+    def of(cls, scene: KnownScene, lexicon: Lexicon) -> Nouns:
+        things: dict[Words, str] = {}
+        for category in scene.categories:
+            if category == "room" or category in set(scene.rooms.values()):
+                continue
+            words = words_of(category)
+            things[words] = category
+            things.setdefault((*words[:-1], plural(words[-1])), category)
+        for words, category in lexicon.synonyms.items():
+            if category in scene.categories:
+                things.setdefault(words, category)
+        rooms: dict[Words, str] = {}
+        for rid, category in scene.rooms.items():
+            rooms[(rid,)] = rid
+            if category != "room":
+                rooms[words_of(category)] = category
+        ids = frozenset(scene.objects) | frozenset(scene.rooms) | frozenset(scene.attribute_values())
+        return cls(things, rooms, PhraseSet(things), PhraseSet(rooms), ids)
+
+
+def known_places(objects: Iterable[SceneObject]) -> dict[str, KnownObject]:
+    """What a map of scene objects says of where each is, for the translator."""
+    return {o.id: KnownObject(o.id, o.category, o.room, o.parent, o.position, dict(o.state),
+                              dict(o.attributes)) for o in objects}

@@ -1,0 +1,199 @@
+"""An instruction to a PDDL goal without a language model, by filling slots over its words: each
+clause's verb gives a predicate, its noun phrases typed objects of the scene (with what picks them
+out: a colour, a room, what they are on), and every word must be read. An instruction is understood
+whole or refused with the words that were not understood; it is never turned into a goal that drops
+part of what was asked.
+
+- Politeness and filler ("could you", "for me", "please") are read and ignored (config/phrasing.yaml).
+- Two requests ("chill the milk and put the bowl away") give both, or a refusal.
+- "the X" where several X are known and nothing in the instruction says which is refused; "a X" is
+  any X.
+- A heading before a colon ("make toast: slice the bread and heat it") names the whole task; the
+  steps after it are the goal. A room it names says where the steps' things are where that picks
+  one ("clean up the bathroom: ... put it in the cabinet").
+"""
+from __future__ import annotations
+
+import re
+
+from conceptagent_ros.errors import InstructionError
+from conceptagent_ros.planning.free_text.binding import Binder
+from conceptagent_ros.planning.free_text.known import KnownScene, Nouns
+from conceptagent_ros.planning.free_text.lexicon import Lexicon, load_lexicon
+from conceptagent_ros.planning.free_text.reader import ClauseReader, Request
+
+_TOKEN = re.compile(r"[a-z0-9_']+|[,;:.!?]")
+
+
+def translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None) -> str:
+    """The PDDL goal of `instruction` (already cleaned) on `scene`; InstructionError otherwise."""
+    lexicon = lexicon or load_lexicon()
+    nouns = Nouns.of(scene, lexicon)
+    binder = Binder(scene)
+    literals: list[str] = []
+    picked: list[tuple[Request, list[str]]] = []
+    tokens = _TOKEN.findall(instruction.lower().replace("\u2019", "'"))
+    for sentence in _split(tokens, {".", "!", "?", ";"}):
+        heading, steps = _heading(sentence)
+        binder.room_hint = [nouns.rooms[r] for r in _rooms_in(heading, nouns)] if heading else []
+        for clause in _clauses(steps, lexicon, nouns):
+            words = _without_filler(clause, lexicon)
+            if not words:
+                continue
+            request = ClauseReader(words, lexicon, scene, nouns).request(under_heading=bool(heading))
+            terms = _literals(request, binder, literals)
+            if request.kind in ("pick", "find"):
+                picked.append((request, terms))
+    for request, terms in picked:
+        for term in terms:
+            if any(term in literal.replace("(", " ").replace(")", " ").split() for literal in literals):
+                continue
+            if request.kind == "find":
+                raise InstructionError(f"'{request.text}': and then? Say what to do with it, e.g. "
+                                       f"'{request.text} and put it on the table'")
+            literals.append(f"(holding {term})")
+    if not literals:
+        raise InstructionError("the instruction names no change to make; try e.g. 'put the apple in the fridge'")
+    return _goal(literals, binder.variables)
+
+
+def _split(tokens: list[str], marks: set[str]) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    for token in tokens:
+        if token in marks:
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return [p for p in parts if p]
+
+
+def _heading(sentence: list[str]) -> tuple[list[str], list[str]]:
+    if ":" in sentence:
+        i = sentence.index(":")
+        rest = [w for w in sentence[i + 1:] if w != ":"]
+        if rest:
+            return sentence[:i], rest
+    return [], [w for w in sentence if w != ":"]
+
+
+def _rooms_in(words: list[str], nouns: Nouns) -> list[tuple[str, ...]]:
+    found = []
+    i = 0
+    while i < len(words):
+        room = nouns.rooms_set.match(words, i)
+        if room is not None:
+            found.append(room)
+            i += len(room)
+        else:
+            i += 1
+    return found
+
+
+def _clauses(words: list[str], lexicon: Lexicon, nouns: Nouns) -> list[list[str]]:
+    """Split at ",", "and", "then" where a new request starts: "then", a verb, a thing and where it
+    goes ("it goes in the trash"), or a word that cannot start the name of a thing ("and dance", to be
+    refused as a request of its own); elsewhere these join things ("the lettuce and the tomato")."""
+    clauses: list[list[str]] = [[]]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in (",", "and", "then"):
+            j = i
+            while j < len(words) and words[j] in (",", "and", "then"):
+                j += 1
+            if j < len(words) and (_starts_request(words, j, lexicon) or "then" in words[i:j]
+                                   or not _may_name_a_thing(words[j], lexicon, nouns)):
+                clauses.append([])
+                i = j
+                continue
+            verb = _complete_placing(clauses[-1], lexicon)
+            if j < len(words) and verb and _names_a_place(words[j:], lexicon):
+                # "put the apple in the fridge and the bread on the table": the verb again
+                clauses.append(list(verb))
+                i = j
+                continue
+        clauses[-1].append(word)
+        i += 1
+    return [c for c in clauses if c]
+
+
+def _may_name_a_thing(word: str, lexicon: Lexicon, nouns: Nouns) -> bool:
+    return (word in lexicon.determiners or word in lexicon.pronouns or word in lexicon.colours
+            or word in lexicon.state_adjectives or any(word == w[0] for w in nouns.things)
+            or any(word == w[0] for w in nouns.rooms) or word in nouns.ids
+            or lexicon.filler.match([word], 0) is not None)
+
+
+def _complete_placing(clause: list[str], lexicon: Lexicon) -> tuple[str, ...] | None:
+    """The place verb of a clause that already says where its thing goes, else None."""
+    words = _without_filler(clause, lexicon)
+    verb = lexicon.place_verbs.match(words, 0)
+    if verb is None:
+        return None
+    return verb if _names_a_place(words[len(verb):], lexicon) else None
+
+
+def _names_a_place(words: list[str], lexicon: Lexicon) -> bool:
+    for i in range(len(words)):
+        if words[i] in (",", "and"):
+            return False
+        if lexicon.into.match(words, i) is not None:
+            return True
+    return False
+
+
+def _starts_request(words: list[str], i: int, lexicon: Lexicon) -> bool:
+    while (filler := lexicon.filler.match(words, i)) is not None:
+        i += len(filler)
+    if lexicon.verbs.match(words, i) is not None:
+        return True
+    for j in range(i, min(i + 6, len(words))):  # "the newspaper goes in the trash"
+        if words[j] in (",", "and"):
+            return False
+        if lexicon.belongs_verbs.match(words, j) is not None:
+            return True
+    return False
+
+
+def _without_filler(words: list[str], lexicon: Lexicon) -> list[str]:
+    kept: list[str] = []
+    i = 0
+    while i < len(words):
+        filler = lexicon.filler.match(words, i)
+        if filler is not None:
+            i += len(filler)
+            continue
+        if words[i] != ",":
+            kept.append(words[i])
+        i += 1
+    return kept
+
+
+def _literals(request: Request, binder: Binder, literals: list[str]) -> list[str]:
+    def add(literal: str) -> None:
+        if literal not in literals:
+            literals.append(literal)
+
+    objects = binder.terms(request.objects)
+    if request.kind == "state":
+        for term in objects:
+            add(f"({request.predicate} {term})" if request.value else f"(not ({request.predicate} {term}))")
+    if request.place is not None:
+        place = binder.term(request.place, other_than=objects)
+        binder.remember_place(place)
+        for term in objects:
+            if term == place:
+                raise InstructionError(f"'{request.text}' puts a thing in itself")
+            add(f"(in {term} {place})")
+    binder.group = objects
+    binder.acted_on.extend(objects)
+    return objects
+
+
+def _goal(literals: list[str], variables: dict[str, str]) -> str:
+    body = literals[0] if len(literals) == 1 else "(and " + " ".join(literals) + ")"
+    if not variables:
+        return body
+    used = [(c, v) for c, v in variables.items() if any(v in literal.split() or f"{v})" in literal for literal in literals)]
+    decl = " ".join(f"{v} - {c}" for c, v in used)
+    return f"(exists ({decl}) {body})" if used else body

@@ -1,0 +1,135 @@
+"""The no-LLM translator's rules (planning/free_text/), on phrasings that are in no task file: every
+content word is used by the goal or the instruction is refused naming it; filler is ignored; two
+requests give both or a refusal; a word that is only part of a thing's name is not taken for it;
+references by place pick the object they describe. Expected goals are written out by hand and
+compared by meaning on the scene (a constant and a variable of a kind with one member are one goal)."""
+from __future__ import annotations
+
+import pytest
+
+from conceptagent_ros.errors import ConceptAgentError, InstructionError
+from conceptagent_ros.evaluation.goal_equivalence import same_goal
+from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task
+from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.sim.episode import embedded_task_map
+from conceptagent_ros.sim.world import World
+
+
+def translated(scene: str, instruction: str):  # noqa: ANN201 - (Goal, Goal -> bool)
+    world = World(load_scene(scene))
+    task_map = embedded_task_map(world)
+    goal = prepare_task(TaskRequest(instruction), task_map).goal
+
+    def means(expected: str) -> bool:
+        wanted = prepare_task(TaskRequest(instruction, goal=expected), task_map).goal
+        return same_goal(goal, wanted, world.state().types).same
+
+    return goal, means
+
+
+@pytest.mark.parametrize(("scene", "instruction", "expected"), [
+    # politeness and filler are read and ignored
+    ("studio_kitchen", "could you chill the milk for me", "(cold milk_1)"),
+    ("studio_kitchen", "Would you please turn the lamp on, thank you!", "(is_on lamp_1)"),
+    # "it goes in the trash": where the thing of the first clause goes
+    ("apartment", "get rid of the newspaper, it goes in the trash", "(in newspaper_1 garbage_can_1)"),
+    # the room of a thing picks which of several
+    ("family_house", "put the soap bottle in the sink in the bathroom", "(in soap_bottle_1 sink_2)"),
+    ("family_house", "leave the towel in the kitchen sink", "(in towel_1 sink_1)"),
+    ("family_house", "move the candle onto the living room shelf", "(in candle_1 shelf_2)"),
+    # what a thing is on picks which of several
+    ("apartment", "grab the pillow on the bed and drop it on the sofa", "(in pillow_2 sofa_1)"),
+    ("family_house", "take the bowl from the dining table and put it in the sink in the kitchen",
+     "(in bowl_2 sink_1)"),
+    # where a thing is fried is where it ends up
+    ("studio_kitchen", "fry the egg in the pan", "(and (heated egg_1) (in egg_1 pan_1))"),
+    # two requests give both; "them" is both things named together
+    ("studio_kitchen", "chill the milk and then put the bread in the microwave",
+     "(and (cold milk_1) (in bread_1 microwave_1))"),
+    ("studio_kitchen", "put the apple in the fridge and the bread on the dining table",
+     "(and (in apple_1 fridge_1) (in bread_1 dining_table_1))"),
+    ("apartment", "cut up the apple and the bread and put them on the coffee table",
+     "(and (sliced apple_1) (sliced bread_1) (in apple_1 coffee_table_1) (in bread_1 coffee_table_1))"),
+    # "a" is any of its kind
+    ("family_house", "stick a spoon in a cup", "(exists (?s - spoon ?c - cup) (in ?s ?c))"),
+])
+def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expected):
+    goal, means = translated(scene, instruction)
+    assert means(expected), goal.text
+
+
+@pytest.mark.parametrize(("scene", "instruction", "named"), [
+    # a colour where nothing is known by colour: dropping it would be a different request
+    ("studio_kitchen", "put the red apple in the fridge", "'red'"),
+    # half of a two-part instruction not understood: the whole is refused, naming it
+    ("studio_kitchen", "put the apple in the fridge and dance", "'dance'"),
+    ("studio_kitchen", "chill the milk and then juggle the eggs", "'juggle'"),
+    # a word in the middle that nothing reads
+    ("studio_kitchen", "put the apple gently in the fridge", "'gently in the fridge'"),
+    # "paper" is only part of "toilet paper"
+    ("family_house", "put the paper in the garbage can", "only part of the name of toilet paper"),
+    # "the" of several, with nothing that says which
+    ("family_house", "put the apple on the shelf", "could be any of 2 shelves"),
+    ("apartment", "put the book on the sofa", "could be any of 2 books"),
+    # a place that fits nothing known
+    ("family_house", "put the apple on the counter in the bathroom", "no countertop fits"),
+    # a constraint the words cannot be read as
+    ("studio_kitchen", "cook the potato without the stove", "'without the stove'"),
+    ("studio_kitchen", "find the apple", "and then?"),
+])
+def test_what_is_not_understood_is_refused_and_named(scene, instruction, named):
+    with pytest.raises(ConceptAgentError) as refusal:
+        translated(scene, instruction)
+    assert named in str(refusal.value)
+
+
+def test_a_robot_that_has_not_seen_everything_says_so_when_a_place_fits_nothing_it_knows():
+    """The ROS planner node knows what its perception has fused: "the cup on the table" before any
+    cup on a table has been seen is refused as not seen yet, not as absent."""
+    from conceptagent_ros.planning.free_text.known import KnownObject
+    from conceptagent_ros.planning.instruction import interpret_instruction
+
+    places = {"cup_1": KnownObject("cup_1", "cup", "kitchen_1", "sink_1", (3.3, 4.5, 0.9)),
+              "sink_1": KnownObject("sink_1", "sink", "kitchen_1", None, (3.3, 4.5, 0.9)),
+              "dining_table_1": KnownObject("dining_table_1", "dining_table", "kitchen_1", None, (3.0, 1.2, 0.7))}
+    types = {oid: o.category for oid, o in places.items()}
+    categories = {"cup", "sink", "dining_table"}
+    with pytest.raises(InstructionError, match=r"no cup fits 'the cup on the dining table' \(of what the robot has "):
+        interpret_instruction("pick up the cup on the dining table and put it in the sink", categories, types,
+                              places=places, complete=False)
+    assert interpret_instruction("pick up the cup in the sink and put it on the dining table", categories, types,
+                                 places=places, complete=False) == "(exists (?d0 - dining_table) (in cup_1 ?d0))"
+
+
+def test_no_task_of_the_built_in_suites_gets_a_wrong_goal():
+    """The bar of `bench --translate`: every instruction of the easy, moderate and hard suites is
+    translated to its task's goal (by meaning) or refused; never to another goal."""
+    from conceptagent_ros.evaluation.tasks import load_suite
+
+    wrong, right = [], 0
+    for suite in ("easy", "moderate", "hard"):
+        for task in load_suite(suite):
+            try:
+                _goal, means = translated(task.scene, task.instruction)
+            except ConceptAgentError:
+                continue
+            if means(task.goal):
+                right += 1
+            else:
+                wrong.append(f"{task.id}: {_goal.text} is not {task.goal}")
+    assert not wrong
+    assert right >= 55, right  # of 70; the rest refused, each naming what it could not tell
+
+
+def test_a_refusal_lists_what_there_is_to_choose_from():
+    with pytest.raises(ConceptAgentError) as refusal:
+        translated("family_house", "put the towel in the sink")
+    text = str(refusal.value)
+    assert "sink_1 (in kitchen_1)" in text and "sink_2 (in bathroom_1)" in text and "say which" in text
+
+
+def test_the_task_map_of_the_ros_node_is_not_complete():
+    rooms = load_scene("studio_kitchen").rooms
+    seen = TaskMap(rooms, frozenset({"apple", "fridge"}), {"apple_1": "apple"}, unseen_ids_by_name=True)
+    task = prepare_task(TaskRequest("put the apple in the fridge"), seen)
+    assert "fridge" in task.goal.text  # a fridge not seen yet is still something to look for
