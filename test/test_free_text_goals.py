@@ -1,4 +1,4 @@
-"""Instructions phrased as a new user would, without --goal, on the offline backend: the grammar
+"""Instructions phrased as a new user would, without --goal, on the offline backend: the translator
 turns them into the right goal (never a wrong one) and the robot reaches it in the world."""
 from __future__ import annotations
 

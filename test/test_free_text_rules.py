@@ -76,6 +76,8 @@ def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expe
     # a constraint the words cannot be read as
     ("studio_kitchen", "cook the potato without the stove", "'without the stove'"),
     ("studio_kitchen", "find the apple", "and then?"),
+    # a quantity is a content word too
+    ("studio_kitchen", "put two apples in the fridge", "'two'"),
 ])
 def test_what_is_not_understood_is_refused_and_named(scene, instruction, named):
     with pytest.raises(ConceptAgentError) as refusal:

@@ -1,5 +1,5 @@
-"""Instruction -> PDDL goal by the configured language model, for what the rule grammar
-(planning/instruction.py) does not understand.
+"""Instruction -> PDDL goal by the configured language model, for what the no-model translator
+(planning/free_text/) refuses.
 
 The reply is untrusted: it is parsed, and the goal is checked against the scene (unknown objects,
 kinds or predicates, wrong arity). A problem goes back to the model once, with the parser's

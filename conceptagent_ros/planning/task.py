@@ -124,8 +124,9 @@ class TaskOutcome:
 
 def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, task_map: TaskMap,
                  llm: LLMSpec | None = None) -> Goal:
-    """The given goal; else the rule grammar's reading of the instruction; where the grammar does not
-    understand it and a real language model is configured, the model's (planning/goal_translation.py)."""
+    """The given goal; else the no-model translator's reading of the instruction (planning/free_text/);
+    where it refuses it and a real language model is configured, the model's
+    (planning/goal_translation.py)."""
     types = task_map.goal_types(goal_text)
     if goal_text:
         text = goal_text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import yaml
@@ -73,8 +73,9 @@ class Lexicon:
     relative: PhraseSet
     state_adjectives: dict[str, tuple[str, bool]]
     colours: frozenset[str]
+    quantities: frozenset[str]
 
-    @property
+    @cached_property
     def verbs(self) -> PhraseSet:
         """Every verb a clause may start with."""
         return PhraseSet([*self.state_verbs, *self.place_verbs.phrases, *self.discard_verbs.phrases,
@@ -98,7 +99,8 @@ def load_lexicon() -> Lexicon:
         raise ConceptAgentError(f"cannot read the translator's words from {path}: {e}") from e
     lists = {k: [str(x) for x in (data.get(k) or [])] for k in (
         "filler", "indefinite", "definite", "pronouns", "there", "place_verbs", "belongs_verbs", "discard_verbs",
-        "pick_verbs", "find_verbs", "place_particles", "into", "from", "near", "relative", "colours")}
+        "pick_verbs", "find_verbs", "place_particles", "into", "from", "near", "relative", "colours",
+        "quantities")}
     return Lexicon(
         synonyms={words_of(k): str(v) for k, v in (data.get("synonyms") or {}).items()},
         filler=PhraseSet(lists["filler"]),
@@ -113,5 +115,5 @@ def load_lexicon() -> Lexicon:
         into=PhraseSet(lists["into"]), source=PhraseSet(lists["from"]), near=PhraseSet(lists["near"]),
         relative=PhraseSet(lists["relative"]),
         state_adjectives={str(k): (str(v[0]), bool(v[1])) for k, v in (data.get("state_adjectives") or {}).items()},
-        colours=frozenset(lists["colours"]),
+        colours=frozenset(lists["colours"]), quantities=frozenset(lists["quantities"]),
     )

@@ -130,6 +130,9 @@ class ClauseReader:
                 self.position += len(thing)
                 phrase.head = self.nouns.things[thing]
                 break
+            if word in self.lexicon.quantities or word.isdigit():
+                raise InstructionError(f"'{word}' in '{' '.join(self.words[start:])}': a goal names things one by "
+                                       "one, so a number of them cannot be asked for; name each thing")
             if word in self.lexicon.state_adjectives:
                 phrase.states.append(self.lexicon.state_adjectives[word])
             elif word in attribute_words:
