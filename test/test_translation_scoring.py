@@ -29,7 +29,7 @@ def test_bench_translate_scores_the_goal_apart_from_the_execution(tmp_path):
     path.write_text(textwrap.dedent("""\
         tasks:
           - {id: right, scene: studio_kitchen, instruction: put the apple in the fridge, goal: (in apple_1 fridge_1)}
-          - {id: wrong, scene: family_house, instruction: put the soap bottle in the sink,
+          - {id: wrong, scene: family_house, instruction: put the soap bottle in a sink,
              goal: "(exists (?s - soap_bottle) (in ?s sink_2))"}
           - {id: refused, scene: studio_kitchen, instruction: juggle the oranges, goal: (in apple_1 fridge_1)}
         """))
@@ -37,8 +37,9 @@ def test_bench_translate_scores_the_goal_apart_from_the_execution(tmp_path):
     rows = {r["task_id"]: r for r in run_bench(tasks, BenchConfig(translate=True, max_steps=40))}
     assert rows["right"]["goal_right"] == "right" and rows["right"]["success"]
     assert rows["wrong"]["goal_right"] == "wrong"
-    # judged on the task's goal: the robot reached its own goal (the soap bottle in the nearer, kitchen
-    # sink), which is not the task's (the bathroom's, sink_2): a failure, not a success
+    # "a sink" is any sink, and the task's goal is the bathroom's (sink_2): the translation is wrong by
+    # meaning. Judged on the task's goal: the robot reached its own goal (the soap bottle in the nearer,
+    # kitchen sink), which is not the task's: a failure, not a success
     assert rows["wrong"]["judged_on"] == "(exists (?s - soap_bottle) (in ?s sink_2))"
     assert rows["wrong"]["stats"]["declared_done"]
     assert not rows["wrong"]["success"] and rows["wrong"]["unmet"] == ["(exists (?s - soap_bottle) (in ?s sink_2))"]
