@@ -3,6 +3,7 @@ atoms instead of every object, must give the state unified-planning's own sequen
 gives for every skill, on random states of a scene with more objects than any effect names."""
 from __future__ import annotations
 
+import io
 import itertools
 import random
 
@@ -76,3 +77,18 @@ def test_a_predicted_state_inherits_its_parents_index_correctly(domain) -> None:
             for p in load_predicates():
                 assert set(child.atoms_of(p.name)) == set(fresh.atoms_of(p.name)), (call, p.name)
             state = child
+
+
+def test_the_overhead_measure_repeats_the_same_decisions_and_keeps_each_ones_fastest_run():
+    """`conceptagent overhead` runs the decisions afresh a few times: the seeded search makes the same
+    decisions every run, so each decision's fastest run is a time for the same work."""
+    from conceptagent_ros.evaluation.planning_overhead import _run_once, crowded_scene, measure
+
+    scene = crowded_scene(objects=60)
+    goal = "(exists (?a - apple ?f - fridge) (in ?a ?f))"
+    runs = [_run_once(scene, "mcts:expansions=4", 3, "put the apple in the fridge", goal, None) for _ in range(2)]
+    assert runs[0].calls == runs[1].calls and len(runs[0].calls) == 3
+    assert runs[0].llm_calls == runs[1].llm_calls > 0
+    result = measure("mcts:expansions=4", 60, 3, repeats=2, stream=io.StringIO())
+    assert result.decisions == 3 and result.llm_calls_per_decision == runs[0].llm_calls / 3
+    assert result.overhead_ms_per_decision > 0
