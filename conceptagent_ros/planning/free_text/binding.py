@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import NoReturn
 
 from conceptagent_ros.errors import InstructionError
 from conceptagent_ros.planning.free_text.known import KnownObject, KnownScene
@@ -78,9 +79,7 @@ class Binder:
         self.place = term
 
     def _room(self, phrase: NounPhrase) -> str:
-        if phrase.head in self.scene.rooms:
-            return phrase.head
-        rooms = sorted(r for r, c in self.scene.rooms.items() if c == phrase.head)
+        rooms = sorted(self._rooms_named(phrase.head))
         if len(rooms) != 1:
             raise InstructionError(f"'{phrase.text}' could be {', '.join(rooms) or 'no room of this map'}; say which")
         return rooms[0]
@@ -91,7 +90,7 @@ class Binder:
         if constrained:
             if len(chosen) == 1:
                 return chosen[0].id
-            return self._refuse(phrase, chosen)
+            self._refuse(phrase, chosen)
         kind = self.scene.of_category(category)
         if phrase.definite and len(kind) > 1 and self.room_hint:
             rooms = set().union(*(self._rooms_named(r) for r in self.room_hint))
@@ -106,7 +105,7 @@ class Binder:
             self.variables[category] = f"?{category[:1]}{len(self.variables)}"
         return self.variables[category]
 
-    def _refuse(self, phrase: NounPhrase, chosen: list[KnownObject]) -> str:
+    def _refuse(self, phrase: NounPhrase, chosen: list[KnownObject]) -> NoReturn:
         kind = self.scene.of_category(phrase.head)
         known = "; ".join(_described(o) for o in kind) or "none"
         if chosen:

@@ -81,6 +81,16 @@ class Lexicon:
         return PhraseSet([*self.state_verbs, *self.place_verbs.phrases, *self.discard_verbs.phrases,
                           *self.pick_verbs.phrases, *self.find_verbs.phrases, ("turn",), ("switch",), ("power",)])
 
+    @cached_property
+    def state_verb_set(self) -> PhraseSet:
+        return PhraseSet(self.state_verbs)
+
+    @cached_property
+    def located(self) -> PhraseSet:
+        """Where a thing is ("the apple in the bowl"): the place words, less those that only say
+        where a thing goes ("to the sink")."""
+        return PhraseSet(p for p in self.into.phrases if p not in {("to",), ("into",), ("onto",)})
+
     @property
     def determiners(self) -> frozenset[str]:
         return self.indefinite | self.definite

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from conceptagent_ros.errors import InstructionError
 from conceptagent_ros.planning.free_text.known import KnownScene, Nouns
-from conceptagent_ros.planning.free_text.lexicon import Lexicon, PhraseSet, Words
+from conceptagent_ros.planning.free_text.lexicon import Lexicon, Words
 
 
 @dataclass
@@ -49,9 +49,6 @@ class ClauseReader:
         self.nouns = nouns
         self.position = 0
         self.text = " ".join(words)
-        # where a thing is ("the apple in the bowl"): the place words, less those that only say where
-        # a thing goes ("to the sink")
-        self.located = PhraseSet(p for p in lexicon.into.phrases if p not in {("to",), ("into",), ("onto",)})
 
     # -- words -------------------------------------------------------------------------------------
     def at_end(self) -> bool:
@@ -161,7 +158,7 @@ class ClauseReader:
                 phrase.near = self.noun_phrase(bare_relations)
                 continue
             if self.take(self.lexicon.source) is not None or (
-                    (led_in or bare_relations) and self.take(self.located) is not None):
+                    (led_in or bare_relations) and self.take(self.lexicon.located) is not None):
                 anchor = self.noun_phrase(bare_relations)
                 if anchor.kind == "room":
                     phrase.rooms.append(anchor.head)
@@ -237,11 +234,7 @@ class ClauseReader:
                 self.words = self.words[:-1]
                 self.position += 1
                 return particle if particle in lex.state_verbs else None
-        for verb in sorted(lex.state_verbs, key=len, reverse=True):
-            if tuple(self.words[self.position:self.position + len(verb)]) == verb:
-                self.position += len(verb)
-                return verb
-        return None
+        return self.take(lex.state_verb_set)
 
     def _moving(self, verb: Words) -> Request:
         lex = self.lexicon

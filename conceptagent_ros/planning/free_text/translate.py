@@ -185,7 +185,6 @@ def _literals(request: Request, binder: Binder, literals: list[str]) -> list[str
             if term == place:
                 raise InstructionError(f"'{request.text}' puts a thing in itself")
             add(f"(in {term} {place})")
-    binder.group = objects
     binder.acted_on.extend(objects)
     return objects
 
@@ -194,6 +193,7 @@ def _goal(literals: list[str], variables: dict[str, str]) -> str:
     body = literals[0] if len(literals) == 1 else "(and " + " ".join(literals) + ")"
     if not variables:
         return body
-    used = [(c, v) for c, v in variables.items() if any(v in literal.split() or f"{v})" in literal for literal in literals)]
-    decl = " ".join(f"{v} - {c}" for c, v in used)
-    return f"(exists ({decl}) {body})" if used else body
+    # every variable is some literal's term: a bound phrase always ends up in a literal (a thing only
+    # picked up is held), so all are declared
+    decl = " ".join(f"{v} - {c}" for c, v in variables.items())
+    return f"(exists ({decl}) {body})"
