@@ -175,8 +175,8 @@ def test_bench_command_writes_a_report_naming_unsolved_tasks(tmp_path, capsys):
     assert "50.0%" in capsys.readouterr().out
 
 
-def test_bench_refuses_other_suites_and_planners_beside_it(capsys):
+def test_bench_refuses_other_suites_beside_it_and_unknown_planners(capsys):
     assert main(["bench", "--suite", "eai-virtualhome", "--suite", "easy"]) == EXIT_BAD_INPUT
     assert "runs on its own" in capsys.readouterr().err
-    assert main(["bench", "--suite", "eai-virtualhome", "--planner", "mcts"]) == EXIT_BAD_INPUT
-    assert "other planners" in capsys.readouterr().err
+    assert main(["bench", "--suite", "eai-virtualhome", "--planner", "mtcs"]) == EXIT_BAD_INPUT
+    assert "unknown planner 'mtcs'" in capsys.readouterr().err

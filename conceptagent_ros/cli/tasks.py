@@ -285,12 +285,11 @@ def _bench_eai(args: argparse.Namespace) -> int:
 
     if len(args.suite) > 1 or args.tasks:
         raise ConceptAgentError("--suite eai-virtualhome runs on its own (its tasks are worlds of their own)")
-    if args.planner and any(p.split(":")[0] != "react" for p in args.planner):
-        raise ConceptAgentError("--suite eai-virtualhome runs the grounded react loop; other planners are not "
-                                "wired to its worlds yet")
     out = Path(args.out) if args.out else None
+    # Without --planner: the benchmark's react loop (agents.py), which also serves a chat model; with it,
+    # each planner through the household agent loop over the adapted worlds (adapter.py).
     config = EAIBenchConfig(llm=args.llm, seeds=args.seeds, max_steps=args.max_steps, task_ids=args.task,
-                            data=args.eai_data, out=out)
+                            data=args.eai_data, out=out, planners=list(args.planner or []))
     rows = run_eai_bench(config)
     command = command_line()
     print(report(rows, command))

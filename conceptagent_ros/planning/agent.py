@@ -14,13 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conceptagent_ros.planning.belief import Belief
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.proposal import ActionProposer, DecisionContext, Proposal, StepRecord
 from conceptagent_ros.planning.robot import RobotInterface
-from conceptagent_ros.planning.state_text import describe_state
 from conceptagent_ros.planning.trace import TraceWriter
 from conceptagent_ros.planning.verifier import PreconditionVerifier, Verdict
-from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, SkillOutcome
 
 MAX_TRACE_TEXT = 4000
@@ -81,7 +80,7 @@ class Agent:
         verifier: PreconditionVerifier,
         skills: SkillLibrary,
         robot: RobotInterface,
-        graph: SceneGraph,
+        graph: Belief,
         config: AgentConfig = AgentConfig(),
         trace: TraceWriter | None = None,
         on_step: Callable[[StepReport], None] | None = None,
@@ -156,7 +155,7 @@ class Agent:
     def _decide_and_act(self, step: int, instruction: str, goal: Goal | None) -> StepReport:
         state = self.graph.symbolic_state()
         context = DecisionContext(
-            instruction=instruction, goal=goal, state=state, state_text=describe_state(self.graph),
+            instruction=instruction, goal=goal, state=state, state_text=self.graph.describe(),
             graph=self.graph, skills=self.skills,
             history=tuple(self.history[-self.config.history_window:]), step=step,
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from conceptagent_ros.planning.belief import Belief
 from conceptagent_ros.planning.goal import Goal
-from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
@@ -28,7 +28,7 @@ class DecisionContext:
     goal: Goal | None
     state: SymbolicState
     state_text: str
-    graph: SceneGraph
+    graph: Belief
     skills: SkillLibrary
     history: tuple[StepRecord, ...] = ()
     step: int = 0

@@ -10,7 +10,7 @@ import unified_planning.model as up_model
 from conceptagent_ros.planning.pddl.compile import CompiledFormulas
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.pddl.explain import AtomHint, Explainer, render
-from conceptagent_ros.scene.symbolic import SymbolicState, predicates_by_name
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
 
@@ -79,7 +79,7 @@ class PreconditionVerifier:
         self.domain = domain
         self.skills = skills
         self.compiled = CompiledFormulas()
-        self.explainer = Explainer(predicates_by_name(), self.compiled, hint)
+        self.explainer = Explainer({p.name: p for p in domain.predicates}, self.compiled, hint)
         self._conjuncts = {
             name: [(c, self.compiled(c)) for c in top_level_conjuncts(parsed.precondition)]
             for name, parsed in domain.parsed.items()

@@ -81,6 +81,11 @@ class SceneGraph:
     def symbolic_state(self) -> SymbolicState:
         return derive_symbolic_state(self.rooms, self.objects, self.robot, self.searched)
 
+    def describe(self) -> str:
+        from conceptagent_ros.planning.state_text import describe_state  # state_text reads this module
+
+        return describe_state(self)
+
     def frontier_size(self) -> int:
         """How much is still unexplored: rooms never visited and receptacles never searched. Planners
         that give up after a number of re-plans scale that number with it."""

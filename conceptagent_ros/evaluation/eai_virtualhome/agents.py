@@ -71,6 +71,54 @@ class PlanResult:
     status: str  # solved | unsolvable | timeout | error: ...
 
 
+TYPE_GUARDS = {"object": "eai_is_object", "character": "eai_is_character"}
+
+
+def add_type_guards(problem: up_model.Problem) -> None:
+    """A static fact per type, required of every parameter of that type. unified-planning writes the
+    domain's type `object` as PDDL's root type, of which `character` is then a subtype: Fast Downward
+    would try the character as an object argument, and the plan would not convert back. The planners'
+    own state (adapter.py) types objects by class and quantifies `object` over everything, so there
+    too the guard is what keeps the character out of an object's place."""
+    em = problem.environment.expression_manager
+    guards = {}
+    for type_name, fluent_name in TYPE_GUARDS.items():
+        user_type = problem.user_type(type_name)
+        guard = up_model.Fluent(fluent_name, BoolType(), item=user_type)
+        problem.add_fluent(guard, default_initial_value=False)
+        for obj in problem.all_objects:
+            if obj.type == user_type:
+                problem.set_initial_value(em.FluentExp(guard, [em.ObjectExp(obj)]), True)
+        guards[type_name] = guard
+    for action in problem.actions:
+        for parameter in action.parameters:
+            guard = guards.get(parameter.type.name)  # type: ignore[attr-defined]
+            if guard is not None:
+                action.add_precondition(em.FluentExp(guard, [em.ParameterExp(parameter)]))  # type: ignore[attr-defined]
+
+
+def stage_name(k: int) -> str:
+    return f"eai_stage_{k}"
+
+
+def add_stages(problem: up_model.Problem, action_goals: Sequence[tuple[str, ...]]) -> list[up_model.Fluent]:
+    """Action goals as facts: stage k becomes stage k+1 when an action of goal k is done in it. The
+    stage fluents, first to last (none without action goals); the caller sets the start and the goal."""
+    if not action_goals:
+        return []
+    em = problem.environment.expression_manager
+    stages = [up_model.Fluent(stage_name(k), BoolType()) for k in range(len(action_goals) + 1)]
+    for stage in stages:
+        problem.add_fluent(stage, default_initial_value=False)
+    for action in problem.actions:
+        for k, alternatives in enumerate(action_goals):
+            if script_name(action.name) in alternatives:
+                now, then = em.FluentExp(stages[k]), em.FluentExp(stages[k + 1])
+                action.add_effect(then, True, condition=now)  # type: ignore[attr-defined]
+                action.add_effect(now, False, condition=now)  # type: ignore[attr-defined]
+    return stages
+
+
 def planning_problem(world: EAIWorld, facts: Sequence[Fact] | None = None,
                      action_goals: Sequence[tuple[str, ...]] | None = None) -> up_model.Problem:
     """The task from the world's current state, with the action goals not yet done as stage facts.
@@ -88,49 +136,38 @@ def planning_problem(world: EAIWorld, facts: Sequence[Fact] | None = None,
     else:
         done = action_goals_met(world.task.action_goals, [c.action for c in world.executed])
         remaining = world.task.action_goals[done:]
-    goal_actions = {a for alternatives in remaining for a in alternatives}
-    # The domain's no-effect actions (find, wake_up, ...) only matter as action goals; Fast Downward
-    # refuses an action without an effect.
-    keep = [a for a in problem.actions if a.effects or script_name(a.name) in goal_actions]  # type: ignore[attr-defined]
-    problem.clear_actions()
-    # unified-planning writes the domain's type `object` as PDDL's root type, of which `character` is
-    # then a subtype: Fast Downward would try the character as an object argument, and the plan would
-    # not convert back. A static fact marks the objects that are `object`s in the domain's own sense.
-    thing_type = problem.user_type("object")
-    thing = up_model.Fluent("eai_is_object", BoolType(), item=thing_type)
-    problem.add_fluent(thing, default_initial_value=False)
-    for obj in problem.all_objects:
-        if obj.type == thing_type:
-            problem.set_initial_value(em.FluentExp(thing, [em.ObjectExp(obj)]), True)
-    for action in keep:
-        for parameter in action.parameters:
-            if parameter.type == thing_type:
-                action.add_precondition(em.FluentExp(thing, [em.ParameterExp(parameter)]))  # type: ignore[attr-defined]
-    stages = [up_model.Fluent(f"stage_{k}", BoolType()) for k in range(len(remaining) + 1)] if remaining else []
-    for stage in stages:
-        problem.add_fluent(stage, default_initial_value=False)
+    add_type_guards(problem)
+    stages = add_stages(problem, remaining)
     if stages:
         problem.set_initial_value(em.FluentExp(stages[0]), True)
         problem.add_goal(em.FluentExp(stages[-1]))
-    for action in keep:
-        for k, alternatives in enumerate(remaining):
-            if script_name(action.name) in alternatives:
-                now, then = em.FluentExp(stages[k]), em.FluentExp(stages[k + 1])
-                action.add_effect(then, True, condition=now)  # type: ignore[attr-defined]
-                action.add_effect(now, False, condition=now)  # type: ignore[attr-defined]
-        problem.add_action(action)
     return problem
 
 
 def fast_downward_plan(world: EAIWorld, timeout: float = 60.0, facts: Sequence[Fact] | None = None,
-                       action_goals: Sequence[tuple[str, ...]] | None = None) -> PlanResult:
+                      action_goals: Sequence[tuple[str, ...]] | None = None) -> PlanResult:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # `open` is a predicate and an action: allowed in this environment
         try:
             problem = planning_problem(world, facts, action_goals)
+        except Exception as e:  # noqa: BLE001 - a fact over a predicate or object this task lacks
+            return PlanResult(None, f"error: {e}")
+    return solve(problem, timeout)
+
+
+def solve(problem: up_model.Problem, timeout: float = 60.0) -> PlanResult:
+    """Fast Downward on a task problem (changed in place: the actions without effects are left out,
+    which Fast Downward refuses; the domain's find, wake_up, ... matter only as action goals)."""
+    keep = [a for a in problem.actions if a.effects]  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # `open` is a predicate and an action: allowed in this environment
+        problem.clear_actions()
+        for action in keep:
+            problem.add_action(action)
+        try:
             writer = PDDLWriter(problem)
             domain_text, problem_text = writer.get_domain(), writer.get_problem()
-        except Exception as e:  # noqa: BLE001 - a fact over a predicate or object this task lacks
+        except Exception as e:  # noqa: BLE001
             return PlanResult(None, f"error: {e}")
     # A fixed hash seed: the translator's set order, and so the plan, is the same on every run.
     status, plan_lines = run_fast_downward(domain_text, problem_text, timeout, env={**os.environ, "PYTHONHASHSEED": "0"})

@@ -8,13 +8,14 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.bench import write_csv
+from conceptagent_ros.evaluation.eai_virtualhome.adapter import example_bank
 from conceptagent_ros.evaluation.eai_virtualhome.agents import (
     ChatProposer,
     Decision,
@@ -24,11 +25,15 @@ from conceptagent_ros.evaluation.eai_virtualhome.agents import (
     Turn,
     fast_downward_plan,
 )
+from conceptagent_ros.evaluation.eai_virtualhome.formatting import share
 from conceptagent_ros.evaluation.eai_virtualhome.judge import edge_fact, node_fact, score, script_name
+from conceptagent_ros.evaluation.eai_virtualhome.planner_episode import run_planner_task
 from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAITask, data_root, load_tasks
 from conceptagent_ros.evaluation.eai_virtualhome.world import ActionOutcome, EAIWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.llm.spec import parse_llm_spec
+from conceptagent_ros.planning.planners import PlannerSpec
+from conceptagent_ros.planning.prompts import PlanExample
 
 SUITE = "eai-virtualhome"
 UNREACHABLE = "the goal is not reachable from the initial state under the domain"
@@ -37,9 +42,10 @@ PLANNER = "react"  # the grounded propose-execute-feedback loop
 # measured in the benchmark's own VirtualHome simulator, not on this PDDL domain.
 PUBLISHED = (("Mistral Large", 73.4), ("Gemini 1.5 Pro", 73.1), ("Claude-3.5 Sonnet", 72.8), ("o1-preview", 71.1),
              ("GPT-4o", 61.6), ("Llama-3-70B", 55.7), ("Llama-3-8B", 21.6), ("GPT-3.5-turbo", 14.7))
-EPISODE_COLUMNS = ("task_id", "task_name", "llm", "seed", "success", "goal_recall", "node_goals", "edge_goals",
-                   "action_goals", "steps", "executed", "refused", "malformed", "stop_reason", "llm_calls",
-                   "prompt_tokens", "completion_tokens", "planner_seconds", "dropped_facts", "unmet", "why")
+EPISODE_COLUMNS = ("task_id", "task_name", "planner", "llm", "seed", "success", "goal_recall", "node_goals",
+                   "edge_goals", "action_goals", "steps", "executed", "refused", "blocked", "premature_done",
+                   "malformed", "stop_reason", "llm_calls", "prompt_tokens", "completion_tokens", "planner_seconds",
+                   "dropped_facts", "unmet", "why")
 
 
 def make_proposer(llm: str, task: EAITask, seed: int, foreign: Sequence[str]) -> Proposer:
@@ -229,34 +235,54 @@ class EAIBenchConfig:
     task_ids: list[str] | None = None
     data: str | None = None
     out: Path | None = None
+    # planner specs run through the household agent loop (adapter.py); none: the react loop of agents.py,
+    # which also serves a chat model
+    planners: list[str] = field(default_factory=list)
 
 
 def run_eai_bench(config: EAIBenchConfig, stream: TextIO | None = None,
                   runner: Callable[..., dict[str, Any]] = run_task) -> list[dict[str, Any]]:
     stream = stream or sys.stderr
     parse_llm_spec(config.llm)  # a bad spec fails before any task
+    for planner in config.planners:
+        PlannerSpec.parse(planner)  # and a bad planner
     root = data_root(config.data)
     tasks = load_tasks(root, config.task_ids)
     foreign = foreign_objects(tasks)
+    runners: list[tuple[str, Callable[..., dict[str, Any]]]] = [(PLANNER, runner)]
+    if config.planners:
+        bank = example_bank(load_tasks(root))  # LLM-Planner's examples: the gold plans of the other tasks
+        runners = [(str(PlannerSpec.parse(p)), _planner_runner(p, bank)) for p in config.planners]
     rows: list[dict[str, Any]] = []
-    total, start = len(tasks) * config.seeds, time.perf_counter()
-    for seed in range(config.seeds):
-        for task in tasks:
-            try:
-                row = runner(task, root, config.llm, seed, config.max_steps, foreign[task.id])
-            except ConceptAgentError as e:
-                row = {"suite": SUITE, "task_id": task.id, "task_name": task.task_name, "planner": PLANNER,
-                       "llm": config.llm, "seed": seed, "success": False, "scorable": True, "error": str(e),
-                       "why": str(e)}
-            rows.append(row)
-            elapsed = time.perf_counter() - start
-            eta = elapsed / len(rows) * (total - len(rows))
-            mark = "ok  " if row.get("success") else ("skip" if not row.get("scorable") else "FAIL")
-            stream.write(f"[{len(rows):>4}/{total}] {mark} {config.llm:<20} seed {seed} {task.id:<8} "
-                         f"{task.task_name[:28]:<28} steps {row.get('steps', '-'):>3}  elapsed {elapsed:6.1f}s  "
-                         f"eta {eta:6.1f}s\n")
-            stream.flush()
+    total, start = len(tasks) * config.seeds * len(runners), time.perf_counter()
+    for label, run in runners:
+        for seed in range(config.seeds):
+            for task in tasks:
+                try:
+                    row = run(task, root, config.llm, seed, config.max_steps, foreign[task.id])
+                except ConceptAgentError as e:
+                    row = {"suite": SUITE, "task_id": task.id, "task_name": task.task_name, "planner": label,
+                           "llm": config.llm, "seed": seed, "success": False, "scorable": True, "error": str(e),
+                           "why": str(e)}
+                rows.append(row)
+                elapsed = time.perf_counter() - start
+                eta = elapsed / len(rows) * (total - len(rows))
+                mark = "ok  " if row.get("success") else ("skip" if not row.get("scorable") else "FAIL")
+                stream.write(f"[{len(rows):>4}/{total}] {mark} {label[:30]:<30} {config.llm:<20} seed {seed} "
+                             f"{task.id:<8} {task.task_name[:28]:<28} steps {row.get('steps', '-'):>3}  "
+                             f"elapsed {elapsed:6.1f}s  eta {eta:6.1f}s\n")
+                stream.flush()
     return rows
+
+
+def _planner_runner(planner: str, bank: Sequence[PlanExample]) -> Callable[..., dict[str, Any]]:
+    def run(task: EAITask, root: Path, llm: str, seed: int, max_steps: int, foreign: Sequence[str]) -> dict[str, Any]:
+        row = run_planner_task(task, root, planner, llm, seed, max_steps, bank)
+        if row.get("scorable") and not row.get("success"):
+            row["why"] = explain_failure(task, root, row)
+        return row
+
+    return run
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -278,11 +304,11 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def report(rows: Sequence[dict[str, Any]], command: str) -> str:
+    if any(r.get("loop") == "agent" for r in rows):  # planners through the adapter: side by side
+        from conceptagent_ros.evaluation.eai_virtualhome.planners_report import planners_report
+
+        return planners_report(rows, command)
     s = summarize(rows)
-
-    def share(pair: tuple[int, int]) -> str:
-        return f"{pair[0]}/{pair[1]} ({pair[0] / pair[1]:.0%})" if pair[1] else "-"
-
     md = ["# Embodied Agent Interface: VirtualHome tasks", "",
           f"Command: `{command}`", "",
           "The benchmark's tasks (instruction, initial state, goals) run as worlds under its PDDL domain of 33 "

@@ -13,12 +13,13 @@ from functools import lru_cache
 
 import yaml
 
+from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.paths import config_dir
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.proposal import DecisionContext, Proposal, TokenUsage
 from conceptagent_ros.planning.symbolic_planner import SymbolicPlanner, robot_location
 from conceptagent_ros.planning.verifier import PreconditionVerifier
-from conceptagent_ros.scene.graph import ROOM_TYPE
+from conceptagent_ros.scene.graph import ROOM_TYPE, SceneGraph
 from conceptagent_ros.scene.model import distance
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
@@ -93,7 +94,7 @@ class OfflineBackend:
         return Proposal(self._plan[0], raw=f"{self._purpose}: {' -> '.join(map(str, self._plan))}", thought=note)
 
     def _replan(self, context: DecisionContext) -> str:
-        goal, state, graph = context.goal, context.state, context.graph
+        goal, state, graph = context.goal, context.state, _scene_graph(context)
         assert goal is not None
         positions = {o.id: o.position for o in graph.objects.values()}
         here = robot_location(state, positions, graph.robot.position, graph.robot.room)
@@ -122,7 +123,7 @@ class OfflineBackend:
         return "the goal cannot be reached from what has been observed, and nothing is left to explore"
 
     def _exploration_targets(self, context: DecisionContext, sought: set[str]) -> list[str]:
-        graph, state = context.graph, context.state
+        graph, state = _scene_graph(context), context.state
         places = likely_places()
         ranks: dict[str, int] = {}
         for category in sought:
@@ -149,6 +150,14 @@ class OfflineBackend:
     @property
     def plan_reaches_goal(self) -> bool:
         return self._purpose == "goal"
+
+
+def _scene_graph(context: DecisionContext) -> SceneGraph:
+    """This oracle plans where things are and where to look: it needs the household's scene graph."""
+    if not isinstance(context.graph, SceneGraph):
+        raise ConceptAgentError("the offline oracle plans over a household scene graph; give the simulated "
+                                "model an oracle of its own for other worlds (planning/oracles/simulated.py)")
+    return context.graph
 
 
 def _quantified_types(goal_text: str) -> set[str]:

@@ -61,6 +61,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from conceptagent_ros.llm.base import ChatMessage, estimate_tokens
 from conceptagent_ros.llm.spec import ErrorRates
@@ -68,7 +69,7 @@ from conceptagent_ros.planning import prompts
 from conceptagent_ros.planning.oracles.offline import OfflineBackend
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.pddl.effects import EffectModel
-from conceptagent_ros.planning.proposal import Critique, DecisionContext, StepRecord, TokenUsage
+from conceptagent_ros.planning.proposal import Critique, DecisionContext, Proposal, StepRecord, TokenUsage
 from conceptagent_ros.planning.roles import Candidates, Choice, PlanSamples, SamplingOptions
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.symbolic import SymbolicState
@@ -86,18 +87,44 @@ class Misconception:
     stand_in: str = ""  # "which object": the object taken for it
 
 
+class Oracle(Protocol):
+    """What the simulated model knows: the right next action, and the plan it comes from."""
+
+    def propose(self, context: DecisionContext) -> Proposal: ...
+
+    @property
+    def remaining_plan(self) -> tuple[SkillCall, ...]:
+        """The plan being followed, its first step next (after the last `propose`)."""
+        ...
+
+    @property
+    def plan_reaches_goal(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class WorldWords:
+    """The names the wrong beliefs are drawn over: what marks a container that opens, and the
+    predicate and skill of opening it (the household's; a benchmark's domain names them otherwise)."""
+
+    openable: str = "openable"
+    open: str = "open"
+
+
 class SimulatedLLM:
     """Implements planning.roles.PlannerLLM. With all rates zero and `count_tokens=False`, it is the
-    `offline` backend: the oracle answering every role, no model, nothing counted as LLM use."""
+    `offline` backend: the oracle answering every role, no model, nothing counted as LLM use.
+    `oracle`: the household's offline backend unless given (another world's planner)."""
 
     def __init__(self, domain: PDDLDomain, skills: SkillLibrary, errors: ErrorRates | None = None,
-                 seed: int | str = 0, count_tokens: bool = True, name: str = "simulated"):
+                 seed: int | str = 0, count_tokens: bool = True, name: str = "simulated",
+                 oracle: Oracle | None = None, words: WorldWords = WorldWords()):
         self.name = name
         self.errors = errors or ErrorRates()
         self.count_tokens = count_tokens
         self.usage = TokenUsage()
         self.skills = skills
-        self.oracle = OfflineBackend(domain, skills)
+        self.oracle: Oracle = oracle or OfflineBackend(domain, skills)
+        self.words = words
         self.verifier = PreconditionVerifier(domain, skills)
         self.effects = EffectModel(domain)
         self.rng = random.Random(f"simulated-llm/{seed}")
@@ -154,7 +181,7 @@ class SimulatedLLM:
         """A container believed open is planned on as open: no opening, straight to using it."""
         m = self.misconception
         if active and m is not None and m.kind == "needs no opening":
-            return replace(context, state=context.state.with_atoms(add=[("open", m.subject)]))
+            return replace(context, state=context.state.with_atoms(add=[(self.words.open, m.subject)]))
         return context
 
     def _predict(self, state: SymbolicState, calls: Sequence[SkillCall]) -> SymbolicState:
@@ -216,9 +243,10 @@ class SimulatedLLM:
         if not self._misconception_due or self.misconception is not None or context.goal is None:
             return
         state, named = context.state, set(re.findall(r"[\w-]+", context.goal.text))
-        opened = {c.args[0] for c in plan if c.skill == "open"}
-        options = [Misconception("needs no opening", c) for (p, *args) in sorted(state.atoms) if p == "openable"
-                   for c in args if ("open", c) not in state.atoms
+        w = self.words
+        opened = {c.args[-1] for c in plan if c.skill == w.open and c.args}
+        options = [Misconception("needs no opening", c) for (p, *args) in sorted(state.atoms) if p == w.openable
+                   for c in args if (w.open, c) not in state.atoms
                    and (c in named or state.types.get(c) in named or c in opened)]
         for x in sorted(named & set(state.types)):
             same = sorted(o for o, t in state.types.items() if t == state.types[x] and o != x)
@@ -372,7 +400,9 @@ class SimulatedLLM:
         return Choice(index, raw=str(options[index]))
 
 
-def offline_llm(domain: PDDLDomain, skills: SkillLibrary, seed: int | str = 0) -> SimulatedLLM:
+def offline_llm(domain: PDDLDomain, skills: SkillLibrary, seed: int | str = 0, oracle: Oracle | None = None,
+                words: WorldWords = WorldWords()) -> SimulatedLLM:
     """The `offline` backend: the oracle without errors; no model, so no calls or tokens counted."""
-    return SimulatedLLM(domain, skills, ErrorRates(), seed, count_tokens=False, name="offline")
+    return SimulatedLLM(domain, skills, ErrorRates(), seed, count_tokens=False, name="offline", oracle=oracle,
+                        words=words)
 

@@ -2,17 +2,22 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.llm.spec import LLMSpec
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.prompts import PlanExample
 from conceptagent_ros.planning.proposal import ActionProposer
 from conceptagent_ros.planning.roles import PlannerLLM
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.skills.contract import SkillLibrary
+
+if TYPE_CHECKING:  # the simulated model is imported only where it is used
+    from conceptagent_ros.planning.oracles.simulated import Oracle, WorldWords
 
 # name -> (what it is, its options with defaults). Every planner also takes grounding=on|off.
 PLANNERS: dict[str, tuple[str, dict[str, str]]] = {
@@ -99,16 +104,26 @@ class BuiltPlanner:
     grounding: bool  # the agent's precondition check before execution
 
 
-def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, seed: int | str) -> PlannerLLM:
+@dataclass(frozen=True)
+class SimulatedWorld:
+    """For a world other than the household's: the oracle the simulated and offline models answer from,
+    and the names their wrong beliefs are drawn over (planning/oracles/simulated.py)."""
+
+    oracle: Oracle
+    words: WorldWords | None = None  # None: the household's
+
+
+def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, seed: int | str,
+                     world: SimulatedWorld | None = None) -> PlannerLLM:
     """`seed` makes the simulated model's errors reproducible; give each task its own (seed/task)."""
-    if llm.kind == "offline":
-        from conceptagent_ros.planning.oracles.simulated import offline_llm
+    if llm.kind in ("offline", "simulated"):
+        from conceptagent_ros.planning.oracles.simulated import SimulatedLLM, WorldWords, offline_llm
 
-        return offline_llm(domain, skills, seed)
-    if llm.kind == "simulated":
-        from conceptagent_ros.planning.oracles.simulated import SimulatedLLM
-
-        return SimulatedLLM(domain, skills, llm.simulated.errors, seed)
+        oracle = world.oracle if world else None
+        words = (world.words if world else None) or WorldWords()
+        if llm.kind == "offline":
+            return offline_llm(domain, skills, seed, oracle, words)
+        return SimulatedLLM(domain, skills, llm.simulated.errors, seed, oracle=oracle, words=words)
     if llm.kind == "openai":
         from conceptagent_ros.llm.logit_bias import tokenizer_from_env
         from conceptagent_ros.llm.openai_chat import OpenAIChatModel
@@ -119,13 +134,16 @@ def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, see
 
 
 def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary,
-                  seed: int = 0, task_id: str = "") -> BuiltPlanner:
+                  seed: int = 0, task_id: str = "", world: SimulatedWorld | None = None,
+                  examples: Sequence[PlanExample] | None = None) -> BuiltPlanner:
+    """`world`: the oracle of another world than the household's; `examples`: LLM-Planner's example
+    bank (PlanExamples) in place of the household's."""
     verifier = PreconditionVerifier(domain, skills)
     label = str(spec)
     if spec.name == "grounded-decoding":
-        return BuiltPlanner(_grounded_decoding(spec, llm, domain, skills, f"{seed}/{task_id}", verifier, label),
-                            spec.grounding)
-    roles = make_planner_llm(llm, domain, skills, f"{seed}/{task_id}")
+        return BuiltPlanner(_grounded_decoding(spec, llm, domain, skills, f"{seed}/{task_id}", verifier, label,
+                                               world), spec.grounding)
+    roles = make_planner_llm(llm, domain, skills, f"{seed}/{task_id}", world)
     proposer: ActionProposer
     if spec.name in ("react", "base"):
         from conceptagent_ros.planning.planners.iterative import IterativePlanner
@@ -151,7 +169,8 @@ def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: S
         if k > 0:
             source = spec.options["retriever"]
             embedder = None if source == "tfidf" else TransformersEmbedder(source)
-            retriever = ExampleRetriever(load_example_bank(spec.options["bank"] or None), embedder)
+            bank = examples if examples is not None else load_example_bank(spec.options["bank"] or None)
+            retriever = ExampleRetriever(bank, embedder)
         config_p = LLMPlannerConfig(examples=k, replan_every=spec.number("replan_every", low=1),
                                     logit_bias=spec.flag("bias"))
         proposer = LLMPlanner(roles, retriever, config_p, task_id, label)
@@ -168,7 +187,7 @@ def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: S
 
 
 def _grounded_decoding(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, seed: str,
-                       verifier: PreconditionVerifier, label: str) -> ActionProposer:
+                       verifier: PreconditionVerifier, label: str, world: SimulatedWorld | None) -> ActionProposer:
     from conceptagent_ros.planning.planners.grounded_decoding.planner import (
         GroundedDecodingConfig,
         GroundedDecodingPlanner,
@@ -194,7 +213,7 @@ def _grounded_decoding(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skil
         return GroundedDecodingPlanner(lambda _ctx: endpoint, usage, verifier, config, label)
     from conceptagent_ros.planning.planners.grounded_decoding.language_models import CandidateMixtureLM
 
-    roles = make_planner_llm(llm, domain, skills, seed)
+    roles = make_planner_llm(llm, domain, skills, seed, world)
 
     def mixture(context: DecisionContext) -> TokenLMDecoder:
         vocabulary = [s.name for s in skills] + list(context.state.types)
