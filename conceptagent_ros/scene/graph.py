@@ -82,7 +82,7 @@ class SceneGraph:
         return derive_symbolic_state(self.rooms, self.objects, self.robot, self.searched)
 
     def describe(self) -> str:
-        from conceptagent_ros.planning.state_text import describe_state  # state_text reads this module
+        from conceptagent_ros.scene.state_text import describe_state  # at call time: state_text imports this module
 
         return describe_state(self)
 
