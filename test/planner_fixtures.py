@@ -9,10 +9,10 @@ from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.proposal import Critique, DecisionContext, TokenUsage
 from conceptagent_ros.planning.roles import Candidates, Choice, PlanSamples, SamplingOptions
-from conceptagent_ros.scene.state_text import describe_state
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.scene.state_text import describe_state
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
 
