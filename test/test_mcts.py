@@ -12,6 +12,7 @@ from conceptagent_ros.planning.planners.mcts import (
     _walk,
     backpropagate,
     best_child,
+    puct,
     ucb1,
 )
 from conceptagent_ros.planning.proposal import StepRecord
@@ -205,3 +206,32 @@ def test_a_path_back_to_the_state_of_a_recent_decision_is_scored_lower():
     assert math.isclose(scores[("navigate_to(apple_1)",)], 0.3 * 0.5)
     # picking the apple up leads somewhere new: the critic's score as it is
     assert math.isclose(scores[("pick(apple_1)",)], 0.9)
+
+
+def test_puct_weighs_the_models_ranking_against_the_critic():
+    s = setup()
+    root = Node(None, s.graph.symbolic_state(), visits=4)
+    first = Node(C("navigate_to(fridge_1)"), root.state, root, visits=2, value_sum=1.0, prior=1.0)
+    second = Node(C("navigate_to(apple_1)"), root.state, root, visits=2, value_sum=1.1, prior=0.5)
+    total = first.prior + second.prior
+    assert math.isclose(puct(first, 4, 1.0, total), 0.5 + (1.0 / 1.5) * 2 / 3)
+    assert puct(first, 4, 1.0, total) > puct(second, 4, 1.0, total)  # the model's first choice, nearly as good
+    far_better = Node(C("navigate_to(apple_1)"), root.state, root, visits=2, value_sum=1.9, prior=0.5)
+    assert puct(far_better, 4, 1.0, total) > puct(first, 4, 1.0, total)  # unless the critic says clearly otherwise
+
+
+def close_call() -> ScriptedLLM:
+    """The model ranks going to the fridge first; the critic scores the other path a little higher."""
+    return ScriptedLLM(
+        proposals={(): ["navigate_to(fridge_1)", "navigate_to(apple_1)"],
+                   ("navigate_to(fridge_1)",): ["open(fridge_1)"], ("navigate_to(apple_1)",): ["pick(apple_1)"]},
+        scores={("navigate_to(fridge_1)",): 0.5, ("navigate_to(fridge_1)", "open(fridge_1)"): 0.5,
+                ("navigate_to(apple_1)",): 0.56, ("navigate_to(apple_1)", "pick(apple_1)"): 0.56})
+
+
+def test_with_the_prior_the_models_first_choice_stands_against_a_slightly_higher_score():
+    s = setup()
+    ucb = MCTSPlanner(close_call(), s.verifier, s.effects, MCTSConfig(expansions=5, branching=2))
+    with_prior = MCTSPlanner(close_call(), s.verifier, s.effects, MCTSConfig(expansions=5, branching=2, prior=True))
+    assert ucb.propose(s.context()).call == C("navigate_to(apple_1)")
+    assert with_prior.propose(s.context()).call == C("navigate_to(fridge_1)")

@@ -1,6 +1,8 @@
 """LLM-guided Monte Carlo tree search with self-critique (ConceptAgent, section III-B).
 
-- Selection: UCB1, Q(s,a) + c * sqrt(ln N(s) / N(s,a)); unvisited children first.
+- Selection: UCB1, Q(s,a) + c * sqrt(ln N(s) / N(s,a)); unvisited children first. With `prior` on
+  (beyond the paper): PUCT, Q(s,a) + c * P(s,a) * sqrt(N(s)) / (1 + N(s,a)), P from the model's
+  ranking of its proposals (1 / (1 + rank), normalized over the siblings).
 - Expansion: the LLM proposes k plausible next actions after the node's planned path.
 - Simulation: replaced by the LLM critic, which scores the whole planned path (0..1).
 - Backpropagation: every node on the path accumulates the score; its value is the mean.
@@ -60,6 +62,10 @@ class MCTSConfig:
     max_depth: int = 8
     prune: bool = True  # precondition checks inside the tree
     reuse: bool = True  # keep the consistent subtree between decisions
+    # PUCT with the model's ranking as the prior (AlphaZero's selection rule, as LLM-MCTS uses the model
+    # as a policy) instead of UCB1: the model's first choice is explored first and kept unless the
+    # critic scores another clearly higher; off: the paper's UCB1
+    prior: bool = False
 
 
 @dataclass(eq=False)
@@ -73,6 +79,7 @@ class Node:
     expanded: bool = False
     score: float | None = None  # the critic's score of this node's path, once asked
     pruned: dict[str, str] = field(default_factory=dict)  # refused child -> why
+    prior: float = 1.0  # the model's preference: 1 / (1 + its rank among the proposals that brought it)
 
     @property
     def value(self) -> float:
@@ -102,6 +109,11 @@ def ucb1(child: Node, parent_visits: int, exploration: float) -> float:
     if child.visits == 0:
         return math.inf
     return child.value + exploration * math.sqrt(math.log(max(1, parent_visits)) / child.visits)
+
+
+def puct(child: Node, parent_visits: int, exploration: float, total_prior: float) -> float:
+    """Q + c * P * sqrt(N) / (1 + n), P the child's prior normalized over its siblings."""
+    return child.value + exploration * child.prior / total_prior * math.sqrt(max(1, parent_visits)) / (1 + child.visits)
 
 
 def backpropagate(node: Node | None, score: float) -> None:
@@ -187,7 +199,7 @@ class MCTSPlanner:
         """One selection-expansion-critique-backpropagation pass; returns expansions spent (0 or 1)."""
         node = root
         while node.expanded and node.children and not node.terminal:
-            node = max(node.children, key=lambda c: ucb1(c, node.visits, self.config.exploration))
+            node = self._select(node)
             if node.visits == 0:
                 break
         if node is not root and node.visits == 0:
@@ -203,6 +215,13 @@ class MCTSPlanner:
         else:
             backpropagate(node, 0.0)
         return 1
+
+    def _select(self, node: Node) -> Node:
+        c = self.config.exploration
+        if self.config.prior:
+            total = sum(child.prior for child in node.children)
+            return max(node.children, key=lambda child: puct(child, node.visits, c, total))
+        return max(node.children, key=lambda child: ucb1(child, node.visits, c))
 
     def _score(self, node: Node, context: DecisionContext) -> float:
         if node.score is None:
@@ -271,11 +290,11 @@ class MCTSPlanner:
 
     def _add_children(self, node: Node, candidates: tuple[SkillCall, ...]) -> None:
         existing = {c.call for c in node.children}
-        for call in candidates:
+        for rank, call in enumerate(candidates):
             if call in existing or str(call) in node.pruned:
                 continue
             if call.skill == "done":
-                node.children.append(Node(call, node.state, node))
+                node.children.append(Node(call, node.state, node, prior=1 / (1 + rank)))
                 continue
             if self.config.prune:
                 problem = check_call(call, self.verifier.skills, node.state)
@@ -285,7 +304,7 @@ class MCTSPlanner:
                     node.pruned[str(call)] = problem
                     continue
             state = self.effects.apply(call, node.state) if self.verifier.is_feasible(call, node.state) else node.state
-            node.children.append(Node(call, state, node))
+            node.children.append(Node(call, state, node, prior=1 / (1 + rank)))
             existing.add(call)
 
     # -- reuse between decisions ------------------------------------------------------------------

@@ -24,7 +24,8 @@ PLANNERS: dict[str, tuple[str, dict[str, str]]] = {
     "react": ("iterative: one LLM call per action, precondition grounding on (ConceptAgent III-C)", {}),
     "base": ("the paper's base agent: iterative, actions run unchecked", {}),
     "mcts": ("LLM-guided MCTS with LLM self-critique (ConceptAgent III-B)",
-             {"expansions": "5", "branching": "3", "c": "1.0", "depth": "8", "prune": "on", "reuse": "on"}),
+             {"expansions": "5", "branching": "3", "c": "1.0", "depth": "8", "prune": "on", "reuse": "on",
+              "prior": "off"}),
     "llm-planner": ("LLM-Planner: kNN-retrieved examples, grounded re-planning",
                     {"examples": "9", "replan_every": "8", "bias": "on", "retriever": "tfidf", "bank": ""}),
     "tree-planner": ("Tree-Planner: plan sampling, action tree, grounded deciding, backtracking",
@@ -154,7 +155,7 @@ def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: S
 
         config = MCTSConfig(expansions=spec.number("expansions", low=1), branching=spec.number("branching", low=1),
                             exploration=spec.number("c", float), max_depth=spec.number("depth", low=1),
-                            prune=spec.flag("prune"), reuse=spec.flag("reuse"))
+                            prune=spec.flag("prune"), reuse=spec.flag("reuse"), prior=spec.flag("prior"))
         proposer = MCTSPlanner(roles, verifier, EffectModel(domain), config, label)
     elif spec.name == "llm-planner":
         from conceptagent_ros.planning.planners.llm_planner import LLMPlanner, LLMPlannerConfig
