@@ -31,10 +31,14 @@ class Goal:
     @classmethod
     def parse(cls, domain: PDDLDomain, text: str, types: Mapping[str, str]) -> Goal:
         text = normalize_formula(text)
-        formula = domain.parse_goal(text, types)
+        return cls.of_formula(domain.parse_goal(text, types), text)
+
+    @classmethod
+    def of_formula(cls, formula: up_model.FNode, text: str | None = None) -> Goal:
+        """A goal built as a formula (a benchmark's, read by unified-planning); its text rendered unless given."""
         names: set[str] = set()
         _constants(formula, names)
-        return cls(text, formula, frozenset(names))
+        return cls(render(formula, {}) if text is None else text, formula, frozenset(names))
 
     def holds(self, state: SymbolicState) -> bool:
         return _COMPILED(self.formula)(state, {})

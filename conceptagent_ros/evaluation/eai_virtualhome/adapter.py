@@ -114,12 +114,10 @@ class EAIPlanningModel:
                   for a in problem.actions]
         domain = EAIDomain(problem, skills)
         goals = list(problem.goals)
-        formula = em.And(goals) if goals else em.TRUE()
-        text = "(and " + " ".join(_pddl(g) for g in goals) + ")"
-        named = {o.name for o in problem.all_objects if o.name in text}
+        goal = Goal.of_formula(em.And(goals) if goals else em.TRUE())
         static = frozenset((TYPE_GUARDS[o.type.name], o.name) for o in problem.all_objects
                            if o.type.name in TYPE_GUARDS)
-        return cls(world, problem, domain, SkillLibrary([*skills, DONE]), Goal(text, formula, frozenset(named)), static)
+        return cls(world, problem, domain, SkillLibrary([*skills, DONE]), goal, static)
 
     def state(self) -> SymbolicState:
         """The world's facts now, the guards, and the stage the action goals have reached."""
@@ -254,17 +252,6 @@ class EAIOracle:
     @property
     def plan_reaches_goal(self) -> bool:
         return self._reaches_goal
-
-
-def _pddl(node: up_model.FNode) -> str:
-    """A goal formula as PDDL-like text, for prompts and reports."""
-    if node.is_fluent_exp():
-        return "(" + " ".join([node.fluent().name, *(str(a) for a in node.args)]) + ")"
-    if node.is_not():
-        return f"(not {_pddl(node.arg(0))})"
-    if node.is_and() or node.is_or():
-        return f"({'and' if node.is_and() else 'or'} " + " ".join(_pddl(a) for a in node.args) + ")"
-    return str(node)
 
 
 def example_bank(tasks: Sequence[EAITask]) -> tuple[PlanExample, ...]:

@@ -28,14 +28,13 @@ from conceptagent_ros.evaluation.eai_virtualhome.agents import (
 from conceptagent_ros.evaluation.eai_virtualhome.formatting import share
 from conceptagent_ros.evaluation.eai_virtualhome.judge import edge_fact, node_fact, score, script_name
 from conceptagent_ros.evaluation.eai_virtualhome.planner_episode import run_planner_task
-from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAITask, data_root, load_tasks
+from conceptagent_ros.evaluation.eai_virtualhome.task_files import SUITE, EAITask, data_root, load_tasks, not_scorable
 from conceptagent_ros.evaluation.eai_virtualhome.world import ActionOutcome, EAIWorld
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.llm.spec import parse_llm_spec
 from conceptagent_ros.planning.planners import PlannerSpec
 from conceptagent_ros.planning.prompts import PlanExample
 
-SUITE = "eai-virtualhome"
 UNREACHABLE = "the goal is not reachable from the initial state under the domain"
 PLANNER = "react"  # the grounded propose-execute-feedback loop
 # Published task success on the benchmark's action-sequencing track (data/README.md): a reference only,
@@ -66,9 +65,8 @@ def run_task(task: EAITask, root: Path, llm: str, seed: int, max_steps: int, for
     """One episode: at most `max_steps` decisions; ends when the proposer says done."""
     row: dict[str, Any] = {"suite": SUITE, "task_id": task.id, "task_name": task.task_name, "planner": PLANNER,
                            "llm": llm, "seed": seed}
-    if not task.has_goal or task.problem is None:
-        return {**row, "success": False, "scorable": False, "stop_reason": "not scorable",
-                "why": "the benchmark's data gives this task no goal and no PDDL problem"}
+    if (skipped := not_scorable(task, row)) is not None:
+        return skipped
     world = EAIWorld(task, root)
     proposer = proposer or make_proposer(llm, task, seed, foreign)
     history: list[Turn] = []
@@ -244,15 +242,15 @@ def run_eai_bench(config: EAIBenchConfig, stream: TextIO | None = None,
                   runner: Callable[..., dict[str, Any]] = run_task) -> list[dict[str, Any]]:
     stream = stream or sys.stderr
     parse_llm_spec(config.llm)  # a bad spec fails before any task
-    for planner in config.planners:
-        PlannerSpec.parse(planner)  # and a bad planner
+    specs = [PlannerSpec.parse(p) for p in config.planners]  # and a bad planner
     root = data_root(config.data)
     tasks = load_tasks(root, config.task_ids)
     foreign = foreign_objects(tasks)
     runners: list[tuple[str, Callable[..., dict[str, Any]]]] = [(PLANNER, runner)]
-    if config.planners:
-        bank = example_bank(load_tasks(root))  # LLM-Planner's examples: the gold plans of the other tasks
-        runners = [(str(PlannerSpec.parse(p)), _planner_runner(p, bank)) for p in config.planners]
+    if specs:
+        # LLM-Planner's examples: the gold plans of the other tasks, of all of them when only some run
+        bank = example_bank(load_tasks(root) if config.task_ids else tasks)
+        runners = [(str(spec), _planner_runner(str(spec), bank)) for spec in specs]
     rows: list[dict[str, Any]] = []
     total, start = len(tasks) * config.seeds * len(runners), time.perf_counter()
     for label, run in runners:

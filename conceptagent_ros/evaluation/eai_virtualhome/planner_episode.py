@@ -14,7 +14,7 @@ from conceptagent_ros.evaluation.eai_virtualhome.adapter import (
     EAIRobot,
 )
 from conceptagent_ros.evaluation.eai_virtualhome.judge import score
-from conceptagent_ros.evaluation.eai_virtualhome.task_files import EAITask
+from conceptagent_ros.evaluation.eai_virtualhome.task_files import SUITE, EAITask, not_scorable
 from conceptagent_ros.evaluation.eai_virtualhome.world import EAIWorld
 from conceptagent_ros.llm.spec import parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig
@@ -23,8 +23,6 @@ from conceptagent_ros.planning.planners import PlannerSpec, build_planner
 from conceptagent_ros.planning.planners.registry import SimulatedWorld
 from conceptagent_ros.planning.prompts import PlanExample
 from conceptagent_ros.planning.verifier import PreconditionVerifier
-
-SUITE = "eai-virtualhome"
 
 
 def run_planner_task(task: EAITask, root: Path, planner: str, llm: str, seed: int, max_steps: int,
@@ -35,9 +33,8 @@ def run_planner_task(task: EAITask, root: Path, planner: str, llm: str, seed: in
     llm_spec = parse_llm_spec(llm)
     row: dict[str, Any] = {"suite": SUITE, "task_id": task.id, "task_name": task.task_name, "planner": str(spec),
                            "llm": llm, "seed": seed, "loop": "agent"}
-    if not task.has_goal or task.problem is None:
-        return {**row, "success": False, "scorable": False, "stop_reason": "not scorable",
-                "why": "the benchmark's data gives this task no goal and no PDDL problem"}
+    if (skipped := not_scorable(task, row)) is not None:
+        return skipped
     world = EAIWorld(task, root)
     model = EAIPlanningModel.of(world)
     effects = EffectModel(model.domain)

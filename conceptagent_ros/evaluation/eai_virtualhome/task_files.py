@@ -57,6 +57,18 @@ class EAITask:
         return bool(self.node_goals or self.edge_goals or self.action_goals)
 
 
+SUITE = "eai-virtualhome"
+
+
+def not_scorable(task: EAITask, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The episode's row when the task cannot be run and scored at all (the data gives it no goal and
+    no PDDL problem); None when it can."""
+    if task.has_goal and task.problem is not None:
+        return None
+    return {**row, "success": False, "scorable": False, "stop_reason": "not scorable",
+            "why": "the benchmark's data gives this task no goal and no PDDL problem"}
+
+
 def data_root(override: str | Path | None = None) -> Path:
     root = Path(override or os.environ.get("CONCEPTAGENT_EAI_DATA") or data_dir() / "eai_virtualhome")
     if not (root / DOMAIN_FILE).is_file() or not (root / "tasks").is_dir():
