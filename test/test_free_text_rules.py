@@ -52,6 +52,11 @@ def translated(scene: str, instruction: str):  # noqa: ANN201 - (Goal, Goal -> b
      "(and (sliced apple_1) (sliced bread_1) (in apple_1 coffee_table_1) (in bread_1 coffee_table_1))"),
     # "a" is any of its kind
     ("family_house", "stick a spoon in a cup", "(exists (?s - spoon ?c - cup) (in ?s ?c))"),
+    # where a thing goes, "the" of several is any of them (a weak definite: "leave it on the shelf")
+    ("family_house", "leave the candle on the shelf", "(exists (?s - shelf) (in candle_1 ?s))"),
+    ("studio_kitchen", "set the bowl down on the counter next to the sink", "(exists (?c - countertop) (in bowl_1 ?c))"),
+    # ... and what the instruction says of the place still holds
+    ("family_house", "leave the candle on the shelf in the dining room", "(in candle_1 shelf_1)"),
 ])
 def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expected):
     goal, means = translated(scene, instruction)
@@ -68,9 +73,9 @@ def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expe
     ("studio_kitchen", "put the apple gently in the fridge", "'gently in the fridge'"),
     # "paper" is only part of "toilet paper"
     ("family_house", "put the paper in the garbage can", "only part of the name of toilet paper"),
-    # "the" of several, with nothing that says which
-    ("family_house", "put the apple on the shelf", "could be any of 2 shelves"),
+    # "the" of several things to act on, with nothing that says which
     ("apartment", "put the book on the sofa", "could be any of 2 books"),
+    ("family_house", "clean the bowl", "could be any of 2 bowls"),
     # a place that fits nothing known
     ("family_house", "put the apple on the counter in the bathroom", "no countertop fits"),
     # a constraint the words cannot be read as
@@ -108,26 +113,52 @@ def test_no_task_of_the_built_in_suites_gets_a_wrong_goal():
     translated to its task's goal (by meaning) or refused; never to another goal."""
     from conceptagent_ros.evaluation.tasks import load_suite
 
-    wrong, right = [], 0
-    for suite in ("easy", "moderate", "hard"):
-        for task in load_suite(suite):
+    wrong: list[str] = []
+    for suite, bar in (("easy", 0.9), ("moderate", 0.8), ("hard", 0.8)):
+        tasks = load_suite(suite)
+        right = 0
+        for task in tasks:
             try:
                 _goal, means = translated(task.scene, task.instruction)
-            except ConceptAgentError:
+            except ConceptAgentError as refusal:
+                assert "'" in str(refusal), f"{task.id}: a refusal that quotes nothing: {refusal}"
                 continue
             if means(task.goal):
                 right += 1
             else:
                 wrong.append(f"{task.id}: {_goal.text} is not {task.goal}")
+        assert right >= bar * len(tasks), (suite, right, len(tasks))  # issue 25's bars
     assert not wrong
-    assert right >= 55, right  # of 70; the rest refused, each naming what it could not tell
 
 
 def test_a_refusal_lists_what_there_is_to_choose_from():
     with pytest.raises(ConceptAgentError) as refusal:
-        translated("family_house", "put the towel in the sink")
+        translated("family_house", "put the bowl in the sink")
     text = str(refusal.value)
-    assert "sink_1 (in kitchen_1)" in text and "sink_2 (in bathroom_1)" in text and "say which" in text
+    assert "bowl_1 (in kitchen_1, on/in cabinet_1" in text and "bowl_2 (in dining_room_1, on/in dining_table_1" in text
+    assert "say which" in text
+
+
+def test_a_destination_that_fits_some_places_of_its_kind_is_any_of_those():
+    """Three shelves, two of them in the living room: "the shelf in the living room" is either of those
+    two, never the third (a disjunction, not the kind's variable); "there" after it is refused."""
+    from conceptagent_ros.planning.free_text.known import KnownObject
+    from conceptagent_ros.planning.instruction import interpret_instruction
+
+    places = {"cup_1": KnownObject("cup_1", "cup", "kitchen_1", None, (1.0, 1.0, 0.9)),
+              "shelf_1": KnownObject("shelf_1", "shelf", "living_room_1", None, (5.0, 1.0, 1.2)),
+              "shelf_2": KnownObject("shelf_2", "shelf", "living_room_1", None, (6.0, 3.0, 1.2)),
+              "shelf_3": KnownObject("shelf_3", "shelf", "bedroom_1", None, (9.0, 1.0, 1.2))}
+    types = {oid: o.category for oid, o in places.items()}
+    rooms = {"kitchen_1": "kitchen", "living_room_1": "living_room", "bedroom_1": "bedroom"}
+    goal = interpret_instruction("put the cup on the shelf in the living room", {"cup", "shelf"}, types,
+                                 places=places, rooms=rooms)
+    # the one cup may be its kind's variable: on a scene with one cup the two are one goal
+    assert goal in ("(or (in cup_1 shelf_1) (in cup_1 shelf_2))",
+                    "(exists (?c0 - cup) (or (in ?c0 shelf_1) (in ?c0 shelf_2)))"), goal
+    with pytest.raises(InstructionError, match="'there' could be any of shelf_1, shelf_2"):
+        interpret_instruction("put the cup on the shelf in the living room and leave the plate there",
+                              {"cup", "shelf", "plate"}, {**types, "plate_1": "plate"}, places=places, rooms=rooms)
 
 
 def test_the_task_map_of_the_ros_node_is_not_complete():

@@ -1,6 +1,11 @@
 """Noun phrases to goal terms: an object id where what the instruction says picks out one known
 object, a typed variable where it asks for any one of a kind, a refusal where it fits several and
-says "the", or fits none."""
+says "the", or fits none.
+
+Where things go is read differently: "put it on the counter", "leave it in the sink" use "the" as a
+weak definite (Carlson & Sussman, 2005), a kind of place rather than one the listener must
+identify, so a destination that fits several known places means any of them (all of its kind: the
+kind's variable; some: those, as a disjunction) and is not refused."""
 from __future__ import annotations
 
 import math
@@ -41,7 +46,7 @@ class Binder:
         self.named: list[str] = []
         self.acted_on: list[str] = []  # the things requests acted on, in order (not the places)
         self.group: list[str] = []
-        self.place: str | None = None
+        self.place: str | tuple[str, ...] | None = None  # several: any of them (a weak definite)
         self.room_hint: list[str] = []  # a heading's room ("clean up the bathroom: ...")
 
     # -- terms -------------------------------------------------------------------------------------
@@ -67,6 +72,8 @@ class Binder:
         if phrase.kind == "there":
             if self.place is None:
                 raise InstructionError("'there' refers to no place named before it")
+            if isinstance(self.place, tuple):
+                raise InstructionError(f"'there' could be any of {', '.join(self.place)}; say which place")
             return self.place
         if phrase.kind in ("id", "room"):
             term = self._room(phrase) if phrase.kind == "room" else phrase.head
@@ -75,8 +82,38 @@ class Binder:
         self.named.append(term)
         return term
 
-    def remember_place(self, term: str) -> None:
+    def remember_place(self, term: str | tuple[str, ...]) -> None:
         self.place = term
+
+    def destination(self, phrase: NounPhrase, other_than: Iterable[str] = ()) -> str | tuple[str, ...]:
+        """Where things go: one term, or the ids of the several known places that fit what the
+        instruction says of it (a weak definite: any of them will do)."""
+        if phrase.kind != "thing" or not phrase.definite:
+            return self.term(phrase, other_than)
+        chosen, constrained = self.candidates(phrase, ties=True)
+        kind = self.scene.of_category(phrase.head)
+        if not constrained:
+            if len(kind) <= 1:
+                return self.term(phrase, other_than)
+            rooms = set().union(*(self._rooms_named(r) for r in self.room_hint))
+            chosen = [o for o in kind if o.room in rooms] or kind
+        if not chosen:
+            self._refuse(phrase, chosen)
+        term: str | tuple[str, ...]
+        if len(chosen) == 1:
+            term = chosen[0].id
+        elif {o.id for o in chosen} == {o.id for o in kind}:
+            term = self.variable(phrase.head)
+        else:
+            return tuple(o.id for o in chosen)
+        self.named.append(term)
+        return term
+
+    def variable(self, category: str) -> str:
+        """The instruction's one variable of a kind: "a cup ... a cup" is one cup."""
+        if category not in self.variables:
+            self.variables[category] = f"?{category[:1]}{len(self.variables)}"
+        return self.variables[category]
 
     def _room(self, phrase: NounPhrase) -> str:
         rooms = sorted(self._rooms_named(phrase.head))
@@ -101,9 +138,7 @@ class Binder:
             raise InstructionError(f"'{phrase.text}' could be any of {len(kind)} {_many(category)} "
                                    f"({'; '.join(_described(o) for o in kind)}); say which, e.g. by its room or "
                                    "what it is on")
-        if category not in self.variables:
-            self.variables[category] = f"?{category[:1]}{len(self.variables)}"
-        return self.variables[category]
+        return self.variable(category)
 
     def _refuse(self, phrase: NounPhrase, chosen: list[KnownObject]) -> NoReturn:
         kind = self.scene.of_category(phrase.head)
@@ -121,8 +156,9 @@ class Binder:
                                f"{_many(phrase.head)} known: {known}")
 
     # -- candidates --------------------------------------------------------------------------------
-    def candidates(self, phrase: NounPhrase) -> tuple[list[KnownObject], bool]:
-        """The known objects the phrase can mean, and whether anything beyond its kind narrowed them."""
+    def candidates(self, phrase: NounPhrase, ties: bool = False) -> tuple[list[KnownObject], bool]:
+        """The known objects the phrase can mean, and whether anything beyond its kind narrowed them.
+        `ties`: things equally near what "next to" names are all candidates, not a refusal."""
         if phrase.kind == "id":
             o = self.scene.objects.get(phrase.head)
             return ([o] if o else []), True
@@ -153,13 +189,13 @@ class Binder:
             chosen = [o for o in chosen if o.parent in holders or (o.room in holders and anchor.kind == "room")]
         if phrase.near is not None:
             constrained = True
-            chosen = self._nearest(phrase, chosen)
+            chosen = self._nearest(phrase, chosen, ties)
         return chosen, constrained
 
     def _rooms_named(self, name: str) -> set[str]:
         return {r for r, c in self.scene.rooms.items() if name in (r, c)}
 
-    def _nearest(self, phrase: NounPhrase, chosen: list[KnownObject]) -> list[KnownObject]:
+    def _nearest(self, phrase: NounPhrase, chosen: list[KnownObject], ties: bool = False) -> list[KnownObject]:
         assert phrase.near is not None
         anchors = [a for a in self.candidates(phrase.near)[0] if a.position is not None]
         if len(anchors) != 1:
@@ -171,7 +207,9 @@ class Binder:
         if not placed:
             return []
         if len(placed) > 1 and placed[1][0] - placed[0][0] < NEAR_TIE_M:
-            ties = [o for d, _, o in placed if d - placed[0][0] < NEAR_TIE_M]
-            raise InstructionError(f"'{phrase.text}': {', '.join(o.id for o in ties)} are equally near "
+            tied = [o for d, _, o in placed if d - placed[0][0] < NEAR_TIE_M]
+            if ties:
+                return tied
+            raise InstructionError(f"'{phrase.text}': {', '.join(o.id for o in tied)} are equally near "
                                    f"{anchors[0].id}; say which")
         return [placed[0][2]]

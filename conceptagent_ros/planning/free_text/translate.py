@@ -7,7 +7,8 @@ part of what was asked.
 - Politeness and filler ("could you", "for me", "please") are read and ignored (config/phrasing.yaml).
 - Two requests ("chill the milk and put the bowl away") give both, or a refusal.
 - "the X" where several X are known and nothing in the instruction says which is refused; "a X" is
-  any X.
+  any X. Where things go, "the X" is any X that fits ("put it on the counter": a weak definite,
+  binding.py).
 - A heading before a colon ("make toast: slice the bread and heat it") names the whole task; the
   steps after it are the goal. A room it names says where the steps' things are where that picks
   one ("clean up the bathroom: ... put it in the cabinet").
@@ -179,12 +180,15 @@ def _literals(request: Request, binder: Binder, literals: list[str]) -> list[str
         for term in objects:
             add(f"({request.predicate} {term})" if request.value else f"(not ({request.predicate} {term}))")
     if request.place is not None:
-        place = binder.term(request.place, other_than=objects)
+        place = binder.destination(request.place, other_than=objects)
         binder.remember_place(place)
         for term in objects:
             if term == place:
                 raise InstructionError(f"'{request.text}' puts a thing in itself")
-            add(f"(in {term} {place})")
+            if isinstance(place, tuple):  # any of these places
+                add("(or " + " ".join(f"(in {term} {p})" for p in place if p != term) + ")")
+            else:
+                add(f"(in {term} {place})")
     binder.acted_on.extend(objects)
     return objects
 
