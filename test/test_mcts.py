@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from planner_fixtures import C, ScriptedLLM, setup
 
 from conceptagent_ros.planning.planners.mcts import (
@@ -167,7 +168,9 @@ def test_a_path_that_retries_a_failed_call_from_the_state_it_failed_in_is_scored
     base.proposals[()] = ["navigate_to(fridge_1)", "navigate_to(apple_1)"]
     base.scores[("navigate_to(fridge_1)",)] = 0.6
     base.scores[("navigate_to(apple_1)",)] = 0.5
-    planner = MCTSPlanner(base, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False))
+    # UCB1 visits every root child within 3 expansions, so both scores are there to compare (PUCT
+    # would leave the model's second choice unexpanded); the discount does not depend on selection
+    planner = MCTSPlanner(base, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False, prior=False))
     first = planner.propose(s.context())
     assert first.call == C("navigate_to(fridge_1)")
     # it failed and changed nothing: the same observed state comes back
@@ -191,7 +194,8 @@ def test_a_path_back_to_the_state_of_a_recent_decision_is_scored_lower():
     s = setup()
     base = scripted()
     base.proposals[()] = ["navigate_to(fridge_1)", "navigate_to(apple_1)", "pick(apple_1)"]
-    planner = MCTSPlanner(base, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False))
+    # UCB1, so every root child is scored (see the test above)
+    planner = MCTSPlanner(base, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, reuse=False, prior=False))
     at_fridge = s.effects.apply(C("navigate_to(fridge_1)"), s.context().state)
     at_apple = s.effects.apply(C("navigate_to(apple_1)"), at_fridge)
     assert at_fridge.atoms != at_apple.atoms
@@ -231,7 +235,29 @@ def close_call() -> ScriptedLLM:
 
 def test_with_the_prior_the_models_first_choice_stands_against_a_slightly_higher_score():
     s = setup()
-    ucb = MCTSPlanner(close_call(), s.verifier, s.effects, MCTSConfig(expansions=5, branching=2))
-    with_prior = MCTSPlanner(close_call(), s.verifier, s.effects, MCTSConfig(expansions=5, branching=2, prior=True))
+    ucb = MCTSPlanner(close_call(), s.verifier, s.effects, MCTSConfig(expansions=5, branching=2, prior=False))
+    with_prior = MCTSPlanner(close_call(), s.verifier, s.effects, MCTSConfig(expansions=5, branching=2))
     assert ucb.propose(s.context()).call == C("navigate_to(apple_1)")
     assert with_prior.propose(s.context()).call == C("navigate_to(fridge_1)")
+
+
+def test_the_prior_follows_grounding_unless_it_is_set():
+    """`prior=auto`, the default: PUCT where grounding tells the model when its first choice rests on a
+    wrong belief, UCB1 where nothing does (planning/planners/registry.py); an explicit value wins."""
+    from conceptagent_ros.errors import ConceptAgentError
+    from conceptagent_ros.llm.spec import parse_llm_spec
+    from conceptagent_ros.planning.planners import PlannerSpec, build_planner
+
+    s = setup()
+
+    def prior(text: str) -> bool:
+        built = build_planner(PlannerSpec.parse(text), parse_llm_spec("simulated:0"), s.world.domain, s.world.skills)
+        assert isinstance(built.proposer, MCTSPlanner)
+        return built.proposer.config.prior
+
+    assert prior("mcts") is True
+    assert prior("mcts:grounding=off,prune=off") is False
+    assert prior("mcts:grounding=off,prior=on") is True
+    assert prior("mcts:prior=off") is False
+    with pytest.raises(ConceptAgentError, match="use on or off"):
+        prior("mcts:prior=maybe")

@@ -1,8 +1,9 @@
 """LLM-guided Monte Carlo tree search with self-critique (ConceptAgent, section III-B).
 
-- Selection: UCB1, Q(s,a) + c * sqrt(ln N(s) / N(s,a)); unvisited children first. With `prior` on
-  (beyond the paper): PUCT, Q(s,a) + c * P(s,a) * sqrt(N(s)) / (1 + N(s,a)), P from the model's
-  ranking of its proposals (1 / (1 + rank), normalized over the siblings).
+- Selection: PUCT (beyond the paper, `prior` on: the registry's default where grounding is on),
+  Q(s,a) + c * P(s,a) * sqrt(N(s)) / (1 + N(s,a)), P from the model's ranking of its proposals
+  (1 / (1 + rank), normalized over the siblings). With `prior` off, the paper's UCB1,
+  Q(s,a) + c * sqrt(ln N(s) / N(s,a)), unvisited children first.
 - Expansion: the LLM proposes k plausible next actions after the node's planned path.
 - Simulation: replaced by the LLM critic, which scores the whole planned path (0..1).
 - Backpropagation: every node on the path accumulates the score; its value is the mean.
@@ -64,8 +65,8 @@ class MCTSConfig:
     reuse: bool = True  # keep the consistent subtree between decisions
     # PUCT with the model's ranking as the prior (AlphaZero's selection rule, as LLM-MCTS uses the model
     # as a policy) instead of UCB1: the model's first choice is explored first and kept unless the
-    # critic scores another clearly higher; off: the paper's UCB1
-    prior: bool = False
+    # critic scores another clearly higher; off: the paper's UCB1 (docs/benchmarks/mcts_prior)
+    prior: bool = True
 
 
 @dataclass(eq=False)
