@@ -103,9 +103,10 @@ def _mcts_prior(spec: PlannerSpec) -> bool:
     """`prior=auto`: PUCT with the model's ranking as the prior where grounding is on, the paper's UCB1
     where it is off. The prior follows the model's first choice; grounding tells the model when that
     choice rests on a wrong belief, and without it nothing does, so UCB1's even exploration is what
-    lets the critic find another way (docs/benchmarks/mcts_prior: under simulated:realistic, with
-    grounding PUCT 100% / 100% of the moderate / hard tasks against UCB1's 98% / 98%; without
-    grounding PUCT 40% / 38% against UCB1's 78% / 55%)."""
+    lets the critic find another way. Under simulated:realistic, 2 seeds of the moderate / hard tasks:
+    with grounding PUCT 100% / 100% against UCB1's 98% / 98% (docs/benchmarks/mcts_prior), without
+    it PUCT 40% / 38% against UCB1's 78% / 55% (docs/benchmarks/mcts_prior_ungrounded and the
+    study's realistic section)."""
     if spec.options["prior"].lower() == "auto":
         return spec.grounding
     return spec.flag("prior")
