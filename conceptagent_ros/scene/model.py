@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -111,14 +111,20 @@ class _Held(Protocol):
 HeldT = TypeVar("HeldT", bound=_Held)
 
 
-def outermost_holder(by_id: Mapping[str, HeldT], obj: HeldT) -> HeldT:
-    """What holds `obj` outermost, following `parent` through `by_id` (a scene's objects, or what
-    perception reports); `obj` itself where nothing known holds it. Cycles stop where they close."""
+def holders(by_id: Mapping[str, HeldT], obj: HeldT) -> Iterator[HeldT]:
+    """What holds `obj`, innermost first, following `parent` through `by_id` (a scene's objects, or
+    what perception reports). Cycles stop where they close."""
     seen = {obj.id}
     while obj.parent is not None and obj.parent in by_id and obj.parent not in seen:
         obj = by_id[obj.parent]
         seen.add(obj.id)
-    return obj
+        yield obj
+
+
+def outermost_holder(by_id: Mapping[str, HeldT], obj: HeldT) -> HeldT:
+    """What holds `obj` outermost; `obj` itself where nothing known holds it."""
+    chain = list(holders(by_id, obj))
+    return chain[-1] if chain else obj
 
 
 def room_at(rooms: Mapping[str, Room], x: float, y: float) -> str | None:

@@ -19,7 +19,7 @@ from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import derive_symbolic_state
 from conceptagent_ros.scene.loader import category_defaults
-from conceptagent_ros.scene.model import RobotState, Scene, SceneObject, distance
+from conceptagent_ros.scene.model import RobotState, Scene, SceneObject, distance, holders
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, SkillOutcome, load_skill_library
@@ -159,8 +159,8 @@ class World:
         if rate > 0 and self.rng.random() < rate:
             text = PHYSICAL_FAILURES.get(call.skill, "the skill failed").format(*call.args)
             return SkillOutcome(call, False, f"{call} failed: {text}", "physical")
-        if call.skill == "place" and self._holds_inside(call.args[0], call.args[1]):
-            # the domain refuses a receptacle directly in the held thing; deeper, physics does
+        # the domain refuses a receptacle directly in the held thing; deeper, physics does
+        if call.skill == "place" and call.args[0] in {h.id for h in holders(self.scene.objects, self._obj(call.args[1]))}:
             return SkillOutcome(call, False, f"{call} failed: {call.args[1]} is inside {call.args[0]}", "physical")
         getattr(self, f"_do_{call.skill}")(*call.args)
         self.touched = {a for a in call.args if a in self.scene.objects}
@@ -185,17 +185,6 @@ class World:
 
     def _obj(self, oid: str) -> SceneObject:
         return self.scene.objects[oid]
-
-    def _holds_inside(self, outer: str, inner: str) -> bool:
-        """Whether `inner` is in `outer`, at any depth (a thing cannot be put into its own contents)."""
-        seen: set[str] = set()
-        parent = self.scene.objects[inner].parent if inner in self.scene.objects else None
-        while parent is not None and parent not in seen:
-            if parent == outer:
-                return True
-            seen.add(parent)
-            parent = self.scene.objects[parent].parent if parent in self.scene.objects else None
-        return False
 
     def _move_with_contents(self, oid: str, position: tuple[float, float, float], room: str) -> None:
         obj = self._obj(oid)
