@@ -38,9 +38,9 @@ def add_parsers(sub: Any) -> None:
                      help="truth: the world says what is in view; camera: synthetic RGB-D frames fused into a 3D "
                           "object map (needs open3d: pip install '.[perception]')")
     run.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
-                     help="symbolic (default): skills change the embedded world's symbols; pybullet: the Franka Panda "
-                          "at the physical tabletop (--scene tabletop) picks, places, opens and closes, seeing "
-                          "through its cameras, and the goal is judged on the physics")
+                     help="symbolic (default): skills change the embedded world's symbols; pybullet: a body in "
+                          "PyBullet does them, seeing through its own cameras, and the goal is judged on the physics "
+                          "(a household scene: conceptagent_mm in the exported world; --scene tabletop: the Panda)")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")

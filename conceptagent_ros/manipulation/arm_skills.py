@@ -91,15 +91,18 @@ class ArmSkills:
     """The skills on one body. `drawers`: the ids of the drawers it may open and close (their
     openings are measured against the most recessed of their fronts), or a function giving them;
     `table`: the id of the surface a thing put "on the table" goes to (the spot nearest the hand is
-    chosen there)."""
+    chosen there); `near_hand`: which other receptacles are filled from the side nearest the hand
+    (a household's furniture, larger than the arm reaches across)."""
 
     @property
     def drawers(self) -> set[str]:
         return set(self._drawers())
 
     def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] | Callable[[], Collection[str]] = (),
-                 table: str | None = None, floor_z: float | None = 0.0):
+                 table: str | None = None, floor_z: float | None = 0.0,
+                 near_hand: Callable[[str], bool] | None = None):
         self.body, self.spec = body, spec
+        self.near_hand = near_hand or (lambda receptacle: False)
         # a fixed set (a scene file's), or asked for each time (what perception labels a drawer now)
         self._drawers = drawers if callable(drawers) else (lambda fixed=frozenset(drawers): fixed)
         self.table, self.floor_z = table, floor_z
@@ -232,7 +235,7 @@ class ArmSkills:
         self.phase(f"planning where in {receptacle} to put {obj}", 0.15)
         held = HeldObject.from_points(clouds.get(obj, np.zeros((0, 3))))
         near = None
-        if receptacle == self.table:  # the free table nearest where the hand is, not the table's far end
+        if receptacle == self.table or self.near_hand(receptacle):  # the free spot nearest the hand, not the far end
             near = (float(self.held.hand_position[0]), float(self.held.hand_position[1]))
         spot = PlacePlanner().plan(held.footprint_radius, held.height, clouds[receptacle],
                                    self.others(clouds, obj, receptacle), near=near)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,17 +82,21 @@ class PyBulletBase:
                                                physicsClientId=self.client)
         self._pose = pose
 
-    def touching(self) -> set[str]:
-        """What in the world the robot touches now (the floor aside)."""
+    def touching(self, ignore: Collection[int] = ()) -> set[str]:
+        """What in the world the robot touches now (the floor aside, and the bodies in `ignore`: what
+        the hand carries)."""
         p = self.p
         p.performCollisionDetection(physicsClientId=self.client)
         hit = {self.names.get(c[2], f"body {c[2]}") for c in p.getContactPoints(bodyA=self.robot, physicsClientId=self.client)
-               if c[8] < 0.0}
+               if c[8] < 0.0 and c[2] not in ignore}
         return hit - {"ground_plane"}
 
     def drive(self, path: PlannedPath, goal_yaw: float, limits: DriveLimits = DriveLimits(),
-              timeout: float | None = None) -> DriveResult:
-        """Follow the path's waypoints to its last one, then turn to `goal_yaw`."""
+              timeout: float | None = None, carried: Collection[int] = (),
+              carry: Callable[[], None] | None = None) -> DriveResult:
+        """Follow the path's waypoints to its last one, then turn to `goal_yaw`. `carry` is called
+        after every move of the base (it puts what the hand holds, the bodies `carried`, with the
+        hand); touching those is not touching the world."""
         goal = path.goal
         budget = timeout if timeout is not None else 20.0 + 3.0 * path.length / limits.speed
         travelled, t, target = 0.0, 0.0, 1
@@ -122,9 +127,11 @@ class PyBulletBase:
             step = v * limits.dt
             pose = Pose2D(pose.x + step * math.cos(yaw), pose.y + step * math.sin(yaw), _wrap(yaw))
             self.place(pose)
+            if carry is not None:
+                carry()
             travelled += abs(step)
             t += limits.dt
-            hit = self.touching()
+            hit = self.touching(carried)
             if hit:
                 return DriveResult(False, "BLOCKED", f"the robot touched {', '.join(sorted(hit))} at "
                                                       f"({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)

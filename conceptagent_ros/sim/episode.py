@@ -38,9 +38,10 @@ class EpisodeSpec:
     # How the world answers a careless action; None: as the simulated model's profile asks (its
     # `world` section), the world as it is for any other model
     realism: WorldRealism | None = None
-    # "symbolic": skills change the embedded world's symbols; "pybullet": the Panda at the physical
-    # tabletop the scene lays out does them (physical/tabletop_body.py), seeing through its cameras,
-    # and the goal is judged on PyBullet's state
+    # "symbolic": skills change the embedded world's symbols; "pybullet": a body in PyBullet does
+    # them, seeing through its own cameras, and the goal is judged on PyBullet's state: in a household
+    # scene conceptagent_mm in the exported world (physical/household_body.py), at the tabletop the
+    # Panda at the table the scene lays out (physical/tabletop_body.py)
     body: str = "symbolic"
 
     @classmethod
@@ -96,6 +97,19 @@ def embedded_task_map(world: World) -> TaskMap:
                    known_places=known_places(world.scene.objects.values()))
 
 
+def _physical_truth(body: Any, scene: Any) -> Any:
+    """The goal's atoms on the physical body's simulator, by the judge of its kind of scene."""
+    from conceptagent_ros.physical.household_body import HouseholdBody
+
+    if isinstance(body, HouseholdBody):
+        from conceptagent_ros.physical.household_judge import physical_household_state
+
+        return physical_household_state(body.p, body.client, body.base.bodies, body.robot, scene, body.flags)
+    from conceptagent_ros.physical.tabletop_judge import physical_state
+
+    return physical_state(body.world, body.layout, scene)
+
+
 def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None,
                 cancel: threading.Event | None = None) -> EpisodeResult:
     request = spec.request
@@ -106,14 +120,19 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     world = World(scene, seed=request.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec, llm))
     task = prepare_task(request, embedded_task_map(world), skills)
     robot: RobotInterface = world
-    body = None
+    body: Any = None  # a physical body: HouseholdBody or TabletopBody
     if spec.body == "pybullet":
         if spec.perception != "truth" or spec.failure_rates:
             raise ValueError("--body pybullet sees through the arm's own cameras and fails only as physics has it: "
                              "leave out --perception and --failure-rate")
-        from conceptagent_ros.physical.tabletop_body import TabletopBody
+        if scene.setting == "household":  # conceptagent_mm in the scene's exported world
+            from conceptagent_ros.physical.household_body import HouseholdBody
 
-        robot = body = TabletopBody(scene, seed=request.seed)
+            robot = body = HouseholdBody(scene, seed=request.seed)
+        else:
+            from conceptagent_ros.physical.tabletop_body import TabletopBody
+
+            robot = body = TabletopBody(scene, seed=request.seed)
     elif spec.body != "symbolic":
         raise ValueError(f"body must be 'symbolic' or 'pybullet', not {spec.body!r}")
     elif spec.perception == "camera":
@@ -127,9 +146,7 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
         outcome = run_task(task, robot, world.robot, on_step, cancel, spec.trace)
         wall = time.perf_counter() - start
         if body is not None:
-            from conceptagent_ros.physical.tabletop_judge import physical_state
-
-            truth = physical_state(body.world, body.layout, scene)
+            truth = _physical_truth(body, scene)
         else:
             truth = world.state()
     finally:

@@ -1,0 +1,449 @@
+"""The task planner's body in a household: `conceptagent run ... --scene studio_kitchen --body pybullet`.
+
+A RobotInterface (planning/robot.py) over conceptagent_mm in the world the scene exports
+(world/export.py), in PyBullet. What the planner is told comes from the robot's own mast camera:
+per thing, the depth pixels the simulator's segmentation gives it (the oracle detector's masks, the
+geometry from depth), remembered where last seen; on arriving somewhere the robot turns on the spot
+to look around. Skills:
+- navigate_to: the embedded navigator (navigation/approach, path_planner) plans to where the base
+  should stand for the thing as the robot saw it, and the base drives there (navigation/pybullet_base),
+  arm tucked, carrying what the hand holds; BLOCKED, NO_PATH or TIMEOUT come back as its error;
+- pick, place: the manipulation package's grasp and place planners on what the camera sees, and
+  its executors on the arm (physical/mobile_arm.py), through manipulation/arm_skills as on every
+  body; a thing is picked or placed only within the arm's reach, else the skill is refused;
+- open, close: drawers through the same skills (arm_skills.move_drawer); a hinged door (fridge,
+  microwave, oven) has no executor yet and is refused as unavailable;
+- every other skill (switch on, slice, heat, ...) has no physical model: once its preconditions hold
+  on what the robot perceives (in reach, the hand's state), its declared PDDL effects are applied to
+  the body's symbolic flags (SYMBOLIC_SKILLS; the README lists them).
+
+The base is kinematic (mass 0): it goes where it is driven and stays put while the arm works, as a
+braked base does. The goal is judged by physical/household_judge.py on PyBullet's own state.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
+from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
+from conceptagent_ros.manipulation.pick_executor import Arm
+from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
+from conceptagent_ros.navigation.approach import approach_goal
+from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.path_planner import costmap, nearest_free, plan_path
+from conceptagent_ros.navigation.pybullet_base import TUCKED, PyBulletBase
+from conceptagent_ros.physical.item_clouds import from_frame, mirror_completed, to_frame
+from conceptagent_ros.physical.mobile_arm import ArmKinematics, MobileArm
+from conceptagent_ros.physical.robot_camera import RobotCamera
+from conceptagent_ros.planning.pddl.domain import cached_domain
+from conceptagent_ros.planning.pddl.effects import EffectModel
+from conceptagent_ros.planning.verifier import PreconditionVerifier
+from conceptagent_ros.scene.geometry import Pose2D
+from conceptagent_ros.scene.graph import derive_symbolic_state
+from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
+from conceptagent_ros.scene.observation import Observation
+from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
+from conceptagent_ros.sim.world import domain_types
+from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
+from conceptagent_ros.world.export import export_world
+from conceptagent_ros.world.house import House, house
+from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, robot_urdf
+from conceptagent_ros.world.sdf_world import SLIDING, model_kind
+from conceptagent_ros.world.spawn import start_pose
+
+PHYSICAL_SKILLS = ("navigate_to", "pick", "place", "open", "close")
+LOOK_YAWS = 6  # views of a look around (the camera is 60 degrees across)
+CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or above it) still rests on it
+ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
+
+
+@dataclass
+class Seen:
+    """A thing as the camera last saw it: its points' box (a fixed thing's grows over views)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    fixed: bool  # furniture: its box is the union of every view's, as nothing moves it
+
+    @property
+    def centre(self) -> np.ndarray:
+        return (self.lo + self.hi) / 2
+
+    def area(self) -> float:
+        return float(np.prod(self.hi[:2] - self.lo[:2]))
+
+
+class HouseholdBody:
+    """RobotInterface on conceptagent_mm in a household scene's exported world. `close()` when done."""
+
+    def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, log: TextIO | None = None,
+                 home: House | None = None):
+        import pybullet as p
+
+        self.scene = scene
+        self.home = home or house(scene)
+        self.log = log if log is not None else sys.stderr
+        self._dir = tempfile.TemporaryDirectory(prefix="conceptagent_household_")
+        exported = export_world(self.home, Path(self._dir.name))
+        x, y, yaw = start_pose(self.home)
+        self.base = PyBulletBase(exported.sdf, Pose2D(x, y, yaw), gui=gui)
+        self.p, self.client, self.robot = p, self.base.client, self.base.robot
+        p.setGravity(0, 0, -9.81, physicsClientId=self.client)
+        p.changeDynamics(self.robot, -1, mass=0.0, physicsClientId=self.client)  # a braked base: it stays put
+        urdf = Path(self._dir.name) / "conceptagent_mm.urdf"
+        urdf.write_text(robot_urdf(gazebo=False))
+        self.arm = MobileArm(p, self.client, self.robot, ArmKinematics(str(urdf)))
+        self.arm.set_arm(TUCKED)
+        self.tucked = True
+        self.camera = RobotCamera(p, self.client, self.robot)
+        self.costmap = costmap(self.home.grid, FOOTPRINT_RADIUS + 0.05)
+        self.names = {body: name for name, body in self.base.bodies.items()}
+        self.kinds = {oid: model_kind(o).kind for oid, o in scene.objects.items()}
+        self.spec_at_origin = load_robot_spec("conceptagent_mm")
+        self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
+                                near_hand=lambda receptacle: self.kinds.get(receptacle) != "item")
+        self.memory: dict[str, Seen] = {}
+        self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
+        self.searched: set[str] = set()
+        self.in_hand: np.ndarray | None = None  # the held thing's points in the hand frame, from the grasp
+        # the held thing's body and its pose in the hand frame, while the base carries it
+        self._carry_offset: tuple[int, tuple[float, ...], tuple[float, ...]] = (-1, (0, 0, 0), (0, 0, 0, 1))
+        self._weld_id: int | None = None
+        skills = load_skill_library()
+        domain = cached_domain(load_predicates(), skills, domain_types(scene))
+        self.laws = PreconditionVerifier(domain, skills)
+        self.effects = EffectModel(domain)
+        self.arm.step(60)  # things dropped into the world come to rest
+        self.look_around()
+
+    # -- where the arm is ------------------------------------------------------------------------
+    def _spec_here(self) -> RobotSpec:
+        """The robot's spec with its shoulder where the base stands now (the planners work in the world)."""
+        spec = self.spec_at_origin
+        pose = self.base.pose
+        bx, by, bz = spec.arm.base
+        c, s = math.cos(pose.yaw), math.sin(pose.yaw)
+        shoulder = (pose.x + c * bx - s * by, pose.y + s * bx + c * by, bz)
+        return replace(spec, arm=replace(spec.arm, base=shoulder))
+
+    def shoulder(self) -> np.ndarray:
+        return np.asarray(self.skills.spec.arm.base)
+
+    def _drawers(self) -> set[str]:
+        return {oid for oid, o in self.scene.objects.items() if o.category in SLIDING}
+
+    # -- what the skills need of the body (manipulation/arm_skills.ArmBody) -----------------------
+    def look(self) -> Clouds:
+        return self.clouds()
+
+    def hand(self) -> Arm:
+        return self.arm
+
+    def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
+        return self.arm.reachable(position, quaternion)
+
+    def finger_gap(self) -> float:
+        return self.arm.finger_gap()
+
+    def settle(self) -> None:
+        self.arm.step(120)
+
+    def rest(self) -> None:
+        self.arm.rest()
+
+    def stop(self) -> None:
+        self.arm.stop()
+
+    @property
+    def held(self) -> Held | None:
+        return self.skills.held
+
+    @property
+    def last_grasp_plan(self) -> GraspPlan | None:
+        return self.skills.last_grasp_plan
+
+    @property
+    def last_grasp(self) -> GraspCandidate | None:
+        return self.skills.last_grasp
+
+    def close(self) -> None:
+        self.arm.kinematics.close()
+        self.base.close()
+        self._dir.cleanup()
+
+    # -- seeing ------------------------------------------------------------------------------------
+    def clouds(self) -> Clouds:
+        """Per scene id, the points the camera sees of it now; a carried thing's half hidden from the
+        camera filled in by symmetry; what the hand holds, where the hand holds it."""
+        image = self.camera.capture()
+        eye = self.camera.pose()[0]
+        out: Clouds = {}
+        for name, points in self.camera.clouds(image, self.names).items():
+            if name not in self.scene.objects or len(points) < 10:
+                continue
+            if self.kinds.get(name) == "door":  # the carcass's points: a swung door is not the fridge's extent
+                links = image.links[(image.bodies == self.base.bodies[name]) & np.isfinite(image.points).all(axis=-1)]
+                points = points[links == -1] if (links == -1).sum() >= 10 else points
+            out[name] = mirror_completed(points, eye) if self.kinds.get(name) == "item" else points
+        held = self.held
+        if held is not None and self.in_hand is not None:
+            out[held.object_id] = from_frame(self.in_hand, *self.arm_hand_frame())
+        self._remember(out)
+        return out
+
+    def arm_hand_frame(self) -> tuple[np.ndarray, np.ndarray]:
+        from scipy.spatial.transform import Rotation
+
+        position, quaternion = self.arm.hand_pose()
+        return position, Rotation.from_quat(quaternion).as_matrix()
+
+    def _remember(self, clouds: Clouds) -> None:
+        held = self.held.object_id if self.held is not None else None
+        for sid, points in clouds.items():
+            if sid == held:
+                continue
+            lo, hi = points.min(axis=0), points.max(axis=0)
+            fixed = self.kinds.get(sid) != "item"
+            old = self.memory.get(sid)
+            if fixed and old is not None:
+                lo, hi = np.minimum(lo, old.lo), np.maximum(hi, old.hi)
+            self.memory[sid] = Seen(lo, hi, fixed)
+
+    def _tuck(self) -> None:
+        if not self.tucked:
+            self.arm.tuck(TUCKED)
+            self.tucked = True
+
+    def _ready(self) -> None:
+        if self.tucked:
+            self.arm.rest()
+            self.tucked = False
+
+    def look_around(self) -> None:
+        """Turn on the spot, the arm tucked, looking at every heading; back to the heading it had."""
+        self._tuck()
+        start = self.base.pose
+        for k in range(LOOK_YAWS):
+            self.base.place(Pose2D(start.x, start.y, start.yaw + 2 * math.pi * k / LOOK_YAWS))
+            self._carry()
+            self.clouds()
+        self.base.place(start)
+        self._carry()
+
+    # -- what the planner is told ------------------------------------------------------------------
+    def _holder(self, sid: str) -> str | None:
+        """The receptacle of smallest footprint (larger than the thing's) over which the thing's
+        centre stands, with the thing's bottom between its floor and a little over its top."""
+        seen = self.memory[sid]
+        centre = seen.centre
+        best: tuple[float, str] | None = None
+        for other, box in self.memory.items():
+            if other == sid or not self.scene.objects[other].has("receptacle") or box.area() <= seen.area():
+                continue
+            over = bool(np.all(centre[:2] >= box.lo[:2]) and np.all(centre[:2] <= box.hi[:2]))
+            if over and box.lo[2] - CONTAINED_MARGIN <= seen.lo[2] <= box.hi[2] + CONTAINED_MARGIN:
+                if best is None or box.area() < best[0]:
+                    best = (box.area(), other)
+        return best[1] if best else None
+
+    def _robot_state(self) -> RobotState:
+        pose = self.base.pose
+        room = self.scene.room_at(pose.x, pose.y) or self.scene.robot.start_room
+        held = self.held.object_id if self.held is not None else None
+        return RobotState(tuple(float(v) for v in self.shoulder()), room, held,  # type: ignore[arg-type]
+                          self.skills.spec.arm.reach)
+
+    def _objects(self, clouds: Clouds | None = None) -> list[SceneObject]:
+        """Every thing remembered, where its box top is nearest the shoulder (what "near" measures:
+        the arm reaches some of it), in the room its middle is in."""
+        shoulder = self.shoulder()
+        openings = self.skills.drawer_openings(clouds) if clouds else {}
+        held = self.held.object_id if self.held is not None else None
+        objects = []
+        for sid, seen in self.memory.items():
+            spec = self.scene.objects[sid]
+            nearest = np.clip(shoulder[:2], seen.lo[:2], seen.hi[:2])
+            centre = seen.centre
+            state = dict(self.flags[sid])
+            if sid in openings:
+                state["open"] = openings[sid] >= SEEN_OPEN
+            room = self.scene.room_at(float(centre[0]), float(centre[1])) or spec.room
+            objects.append(SceneObject(sid, spec.category, room, (float(nearest[0]), float(nearest[1]), float(seen.hi[2])),
+                                       spec.affordances, state, None if sid == held else self._holder(sid),
+                                       attributes=dict(spec.attributes)))
+        if held is not None and held not in self.memory:
+            spec = self.scene.objects[held]
+            objects.append(SceneObject(held, spec.category, self._robot_state().room, tuple(self.shoulder()),  # type: ignore[arg-type]
+                                       spec.affordances, dict(self.flags[held]), None, attributes=dict(spec.attributes)))
+        return objects
+
+    def observe(self) -> Observation:
+        clouds = self.clouds()
+        objects = self._objects(clouds)
+        robot = self._robot_state()
+        inside = tuple(o.id for o in objects if o.has("receptacle") and o.room == robot.room
+                       and (not o.has("openable") or o.flag("open")))
+        return Observation(robot, tuple(objects), inside, tuple(sorted(self.searched)))
+
+    def symbolic_state(self) -> SymbolicState:
+        objects = {o.id: o for o in self._objects()}
+        return derive_symbolic_state(self.scene.rooms, objects, self._robot_state(), self.searched)
+
+    # -- acting ------------------------------------------------------------------------------------
+    def execute(self, call: SkillCall, watch: SkillWatch | None = None) -> SkillOutcome:
+        unknown = [a for a in call.args if a not in self.scene.objects and a not in self.scene.rooms]
+        if unknown:
+            return SkillOutcome(call, False, f"{call}: unknown object {unknown[0]}", "invalid")
+        if call.skill == "done":
+            return SkillOutcome(call, True, "the robot declared the task done")
+        if call.skill == "navigate_to":
+            return self._navigate(call)
+        if call.skill not in PHYSICAL_SKILLS:
+            return self._symbolic(call)
+        if call.skill in ("open", "close") and call.args[0] not in self._drawers():
+            return SkillOutcome(call, False, f"{call}: the arm opens and closes drawers only; {call.args[0]} has a "
+                                             "hinged door, which no executor of this body swings yet", "unavailable")
+        far = self._out_of_reach(call)
+        if far is not None:
+            return SkillOutcome(call, False, f"{call} was refused: {far}", "precondition")
+        self._ready()
+        if call.skill == "place" and self.held is not None:
+            self._let_go_of_weld()
+            self.held.hand_position = self.arm.hand_pose()[0]  # the hand is where the drive left it
+        before = self.clouds().get(call.args[0]) if call.skill == "pick" else None
+        outcome = self.skills.execute(call, watch, self.log)
+        if call.skill == "pick" and outcome.success and self.held is not None and before is not None:
+            # the thing as seen before the grasp, moved as the hand moved since: a rigid grasp keeps
+            # it there in the hand's frame (the camera sees little of it in the hand)
+            self.memory.pop(self.held.object_id, None)
+            hand, rotation = self.arm_hand_frame()
+            self.in_hand = to_frame(before + (hand - self.held.grasp.position), hand, rotation)
+            self._weld()
+        if self.held is None:
+            self.in_hand = None
+        if not outcome.success and outcome.failure == "physical":  # something may have fallen: look for it
+            self.look_around()
+        return outcome
+
+    def _weld(self) -> None:
+        """Hold what the hand grasped rigidly while the arm tucks and the base drives: a grip set for
+        carrying (PyBullet's friction contacts creep under the tuck's swing, which a real hand's grip
+        does not). The pick and the place themselves are friction alone."""
+        if self.held is None:
+            return
+        p, c = self.p, self.client
+        body = self.base.bodies[self.held.object_id]
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        hand_position, hand_orientation = self.arm.hand_pose()
+        inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
+        local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
+        self._weld_id = p.createConstraint(self.robot, self.arm.grasp_link, body, -1, p.JOINT_FIXED, [0, 0, 0],
+                                           local[0], [0, 0, 0], local[1], [0, 0, 0, 1], physicsClientId=c)
+        p.changeConstraint(self._weld_id, maxForce=500, physicsClientId=c)
+
+    def _let_go_of_weld(self) -> None:
+        if self._weld_id is not None:
+            self.p.removeConstraint(self._weld_id, physicsClientId=self.client)
+            self._weld_id = None
+
+    def _out_of_reach(self, call: SkillCall) -> str | None:
+        """Why the arm cannot reach what the call acts on from where the base stands, if it cannot."""
+        targets = call.args[1:] if call.skill == "place" else call.args[:1]
+        shoulder = self.shoulder()
+        for target in targets:
+            seen = self.memory.get(target)
+            if seen is None:
+                return f"{target} is not seen from here"
+            nearest = np.clip(shoulder, seen.lo, seen.hi)
+            d = float(np.linalg.norm(nearest - shoulder))
+            if d > self.skills.spec.arm.reach:
+                return f"{target} is {d:.2f} m from the arm's shoulder, its reach is {self.skills.spec.arm.reach:.2f} m"
+        return None
+
+    def _carry(self) -> None:
+        """What the hand holds, put where the hand is (the base moves kinematically, not by physics)."""
+        if self.held is None or self.in_hand is None:
+            return
+        body = self.base.bodies[self.held.object_id]
+        if self._carry_offset[0] != body:
+            return
+        _, local_position, local_orientation = self._carry_offset
+        hand_position, hand_orientation = self.arm.hand_pose()
+        world_position, world_orientation = self.p.multiplyTransforms(
+            hand_position.tolist(), hand_orientation.tolist(), local_position, local_orientation)
+        self.p.resetBasePositionAndOrientation(body, world_position, world_orientation, physicsClientId=self.client)
+
+    def _hold_carried(self) -> None:
+        """Take the held thing's pose in the hand frame, for _carry."""
+        if self.held is None:
+            self._carry_offset = (-1, (0, 0, 0), (0, 0, 0, 1))
+            return
+        body = self.base.bodies[self.held.object_id]
+        p, c = self.p, self.client
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        hand_position, hand_orientation = self.arm.hand_pose()
+        inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
+        local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
+        self._carry_offset = (body, local[0], local[1])
+
+    def _navigate(self, call: SkillCall) -> SkillOutcome:
+        target = call.args[0]
+        start = (self.base.pose.x, self.base.pose.y)
+        try:
+            if target in self.scene.rooms:
+                room = self.scene.rooms[target]
+                cell = nearest_free(self.costmap, room.centre[0], room.centre[1], ROOM_STOP_TOLERANCE)
+                if cell is None:
+                    raise NavigationError("NO_PATH", f"no free spot for the base near the middle of {target}")
+                goal_xy = self.costmap.grid.centre_of(*cell)
+                goal_yaw = math.atan2(goal_xy[1] - start[1], goal_xy[0] - start[0])
+            else:
+                seen = self.memory.get(target)
+                if seen is None:
+                    return SkillOutcome(call, False, f"{call} failed: {target} has not been seen; the robot does not "
+                                                     "know where it is", "precondition")
+                size = tuple(float(v) for v in seen.hi - seen.lo)
+                approach = approach_goal(self.costmap, self.home.plan.walls, (float(seen.centre[0]), float(seen.centre[1])),
+                                         size, start, reach=self.spec_at_origin.arm.reach)  # type: ignore[arg-type]
+                goal_xy, goal_yaw = (approach.pose.x, approach.pose.y), approach.pose.yaw
+            path = plan_path(self.costmap, start, goal_xy)
+        except NavigationError as e:
+            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical")
+        self._tuck()
+        self._hold_carried()
+        carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
+        result = self.base.drive(path, goal_yaw, carried=carried, carry=self._carry)
+        self.skills.spec = self._spec_here()
+        self.arm.sync_kinematics()
+        self.look_around()
+        if not result.reached:
+            return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical")
+        return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s")
+
+    def _symbolic(self, call: SkillCall) -> SkillOutcome:
+        """A skill with no physical model: its declared effects, once its preconditions hold on
+        what the robot perceives."""
+        state = self.symbolic_state()
+        verdict = self.laws.verify(call, state)
+        if verdict.invalid_call:
+            return SkillOutcome(call, False, verdict.invalid_call, "invalid")
+        if not verdict.feasible:
+            reasons = "; ".join(u.reason for u in verdict.unsatisfied)
+            return SkillOutcome(call, False, f"{call} failed: {reasons}", "precondition")
+        after = self.effects.apply(call, state)
+        for atom in after.atoms - state.atoms:
+            if len(atom) == 2 and atom[1] in self.flags and atom[0] not in ("near", "in", "holding"):
+                self.flags[atom[1]][atom[0]] = True
+        for atom in state.atoms - after.atoms:
+            if len(atom) == 2 and atom[1] in self.flags and atom[0] not in ("near", "in", "holding"):
+                self.flags[atom[1]][atom[0]] = False
+        if call.skill == "search":
+            self.searched.add(call.args[0])
+        return SkillOutcome(call, True, f"{call} succeeded (its effects applied; this body has no physical model of it)")

@@ -1,0 +1,257 @@
+"""The arm of conceptagent_mm (its description's six joints and parallel gripper) in PyBullet, as
+the manipulation executors drive an arm (manipulation/pick_executor.Arm): the hand frame moved in
+straight lines by IK tracking under position control, physics stepped at 240 Hz, so that what the
+fingers close on is held (or slips) by friction, as on the tabletop's Panda.
+
+Where tracking from the present joints cannot get there (a large turn of the wrist, from pointing
+down to pointing forward), the arm goes in joint space to an IK solution within the joints' limits
+found on a kinematic copy of the robot in a second PyBullet client (ArmKinematics: it also answers
+the grasp planner's "can the hand be put there?"), then finishes in a straight line.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
+from conceptagent_ros.world.robot_description import ARM_JOINTS, GRASP_LINK
+
+# The description's grasp_link points along its x (the palm's way), its fingers move along its y:
+# tool x = hand z (approach), tool y = hand x (closing), tool z = hand y (a finger's width)
+MM_TOOL_AXES = parse_tool_axes(("z", "x", "y"))
+FINGER_JOINTS = ("left_finger_joint", "right_finger_joint")
+FINGER_OPEN = 0.08  # each finger's travel: the joint's upper limit
+FINGER_FORCE = 60.0  # newtons per finger
+ARM_FORCE = 300.0
+# the hand 35 cm in front of the base's axis at 1.25 m, pointing down: above any counter the base
+# stands at, clear of what is on it, where motions start and end
+READY = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.57, "elbow_joint": 0.97, "wrist_1_joint": 2.17,
+         "wrist_2_joint": 0.0, "wrist_3_joint": 0.0}
+SIM_HZ = 240
+REACHED = 0.015  # metres: the hand stopped this near its goal got there
+TURNED = math.radians(12.0)
+
+
+def joint_indices(p: Any, body: int, client: int) -> dict[str, int]:
+    return {p.getJointInfo(body, j, physicsClientId=client)[1].decode(): j
+            for j in range(p.getNumJoints(body, physicsClientId=client))}
+
+
+def link_index(p: Any, body: int, client: int, name: str) -> int:
+    for j in range(p.getNumJoints(body, physicsClientId=client)):
+        if p.getJointInfo(body, j, physicsClientId=client)[12].decode() == name:
+            return j
+    raise KeyError(f"the robot has no link {name}")
+
+
+def mm_orientation(rotation: np.ndarray) -> np.ndarray:
+    """grasp_link's quaternion (x y z w) for a hand frame."""
+    return Rotation.from_matrix(tool_rotation(rotation, MM_TOOL_AXES)).as_quat()
+
+
+class ArmKinematics:
+    """A kinematic copy of the robot in a PyBullet client of its own, its base where the real one's
+    base is (`place_base`): IK within the joints' limits, and reach checks that never disturb the
+    physical arm."""
+
+    def __init__(self, urdf: str, tolerance: float = 0.01, angle_tolerance_deg: float = 10.0):
+        import pybullet as p
+
+        from conceptagent_ros.world.pybullet_world import quiet_native_output
+
+        self.p = p
+        self.client = p.connect(p.DIRECT)
+        with quiet_native_output():
+            self.robot = p.loadURDF(urdf, [0, 0, 0], useFixedBase=True, physicsClientId=self.client)
+        self.joints = joint_indices(p, self.robot, self.client)
+        self.grasp_link = link_index(p, self.robot, self.client, GRASP_LINK)
+        self.movable = [j for j in range(p.getNumJoints(self.robot, physicsClientId=self.client))
+                        if p.getJointInfo(self.robot, j, physicsClientId=self.client)[2] != p.JOINT_FIXED]
+        info = [p.getJointInfo(self.robot, j, physicsClientId=self.client) for j in self.movable]
+        # a wheel is continuous (PyBullet gives it upper < lower): any turn
+        self.lower = [float(i[8]) if i[9] > i[8] else -math.pi for i in info]
+        self.upper = [float(i[9]) if i[9] > i[8] else math.pi for i in info]
+        self.arm_slots = [self.movable.index(self.joints[name]) for name in ARM_JOINTS]
+        self.tolerance, self.angle_tolerance = tolerance, math.radians(angle_tolerance_deg)
+
+    def place_base(self, position: tuple[float, float, float], quaternion: tuple[float, ...]) -> None:
+        self.p.resetBasePositionAndOrientation(self.robot, list(position), list(quaternion), physicsClientId=self.client)
+
+    def solve(self, target: np.ndarray, orientation: np.ndarray, start: list[float], tries: int = 12,
+              tolerance: float = 0.005, angle: float = math.radians(5)) -> list[float] | None:
+        """Arm joint angles (ARM_JOINTS order) within their limits that put grasp_link at `target`
+        with `orientation`: IK from `start`, then from seeded random joints; the one nearest `start`."""
+        p, c = self.p, self.client
+        rng = np.random.default_rng(0)
+        best: tuple[float, list[float]] | None = None
+        for attempt in range(tries):
+            seed = [0.0] * len(self.movable)
+            for slot, q in zip(self.arm_slots, start):
+                seed[slot] = q
+            if attempt:
+                seed = [float(rng.uniform(lo, hi)) for lo, hi in zip(self.lower, self.upper)]
+            for joint, q in zip(self.movable, seed):
+                p.resetJointState(self.robot, joint, q, physicsClientId=c)
+            joints: list[float] = seed
+            for _ in range(3):  # IK from its own last answer converges in a few rounds
+                joints = list(p.calculateInverseKinematics(
+                    self.robot, self.grasp_link, list(target), list(orientation), lowerLimits=self.lower,
+                    upperLimits=self.upper, jointRanges=[hi - lo for lo, hi in zip(self.lower, self.upper)],
+                    restPoses=seed, maxNumIterations=200, residualThreshold=1e-5, physicsClientId=c))
+                for joint, q in zip(self.movable, joints):
+                    p.resetJointState(self.robot, joint, q, physicsClientId=c)
+            state = p.getLinkState(self.robot, self.grasp_link, computeForwardKinematics=True, physicsClientId=c)
+            turn = (Rotation.from_quat(state[5]).inv() * Rotation.from_quat(orientation)).magnitude()
+            within = all(lo - 1e-3 <= q <= hi + 1e-3 for q, lo, hi in zip(joints, self.lower, self.upper))
+            if within and np.linalg.norm(np.asarray(state[4]) - target) <= tolerance and turn <= angle:
+                arm = [joints[slot] for slot in self.arm_slots]
+                distance = float(np.abs(np.asarray(arm) - np.asarray(start)).max())
+                if best is None or distance < best[0]:
+                    best = (distance, arm)
+                if attempt == 0:
+                    break
+        return None if best is None else best[1]
+
+    def reachable(self, position: np.ndarray, quaternion: np.ndarray, start: list[float]) -> bool:
+        """For a hand-frame pose (position, quaternion x y z w)."""
+        rotation = Rotation.from_quat(quaternion).as_matrix()
+        return self.solve(np.asarray(position, dtype=float), mm_orientation(rotation), start, tries=4,
+                          tolerance=self.tolerance, angle=self.angle_tolerance) is not None
+
+    def close(self) -> None:
+        try:
+            self.p.disconnect(physicsClientId=self.client)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+class MobileArm:
+    """The Arm protocol on the physical robot in client `client` (its base fixed where the base
+    stands). `kinematics`: the copy used for reach checks and joint-space moves."""
+
+    def __init__(self, p: Any, client: int, robot: int, kinematics: ArmKinematics):
+        self.p, self.client, self.robot, self.kinematics = p, client, robot, kinematics
+        self.joints = joint_indices(p, robot, client)
+        self.arm = [self.joints[name] for name in ARM_JOINTS]
+        self.fingers = [self.joints[name] for name in FINGER_JOINTS]
+        self.grasp_link = link_index(p, robot, client, GRASP_LINK)
+        self.movable = [j for j in range(p.getNumJoints(robot, physicsClientId=client))
+                        if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+        for finger in self.fingers:
+            p.changeDynamics(robot, finger, lateralFriction=1.2, spinningFriction=0.002, physicsClientId=client)
+        self.fingers_closed = False
+
+    # -- state -----------------------------------------------------------------------------------
+    def joint_angles(self) -> list[float]:
+        return [self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in self.arm]
+
+    def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        state = self.p.getLinkState(self.robot, self.grasp_link, computeForwardKinematics=True,
+                                    physicsClientId=self.client)
+        return np.asarray(state[4]), np.asarray(state[5])
+
+    def finger_gap(self) -> float:
+        return float(sum(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in self.fingers))
+
+    def sync_kinematics(self) -> None:
+        """The copy's base where this robot's base is."""
+        position, quaternion = self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)
+        self.kinematics.place_base(position, quaternion)
+
+    def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
+        return self.kinematics.reachable(position, quaternion, self.joint_angles())
+
+    # -- motion ----------------------------------------------------------------------------------
+    def step(self, n: int = 1) -> None:
+        for _ in range(n):
+            self._hold_fingers()
+            self.p.stepSimulation(physicsClientId=self.client)
+
+    def _hold_fingers(self) -> None:
+        width = 0.0 if self.fingers_closed else FINGER_OPEN
+        for finger in self.fingers:
+            self.p.setJointMotorControl2(self.robot, finger, self.p.POSITION_CONTROL, width, force=FINGER_FORCE,
+                                         maxVelocity=0.2, physicsClientId=self.client)
+
+    def set_arm(self, angles: dict[str, float]) -> None:
+        """Put the arm at these joint angles at once (no motion: a start pose, the base driving)."""
+        for name, q in angles.items():
+            self.p.resetJointState(self.robot, self.joints[name], q, physicsClientId=self.client)
+            self.p.setJointMotorControl2(self.robot, self.joints[name], self.p.POSITION_CONTROL, q, force=ARM_FORCE,
+                                         physicsClientId=self.client)
+
+    def _command(self, angles: list[float]) -> None:
+        for joint, q in zip(self.arm, angles):
+            self.p.setJointMotorControl2(self.robot, joint, self.p.POSITION_CONTROL, q, force=ARM_FORCE,
+                                         maxVelocity=2.0, physicsClientId=self.client)
+
+    def _track(self, target: np.ndarray, orientation: np.ndarray) -> None:
+        solution = self.p.calculateInverseKinematics(self.robot, self.grasp_link, target.tolist(), orientation.tolist(),
+                                                     maxNumIterations=50, residualThreshold=1e-4,
+                                                     physicsClientId=self.client)
+        by_joint = dict(zip(self.movable, solution))
+        self._command([by_joint[j] for j in self.arm])
+
+    def joint_move(self, goal: list[float], rad_per_s: float = 1.0) -> None:
+        now = self.joint_angles()
+        steps = max(60, int(max(abs(a - b) for a, b in zip(goal, now)) / rad_per_s * SIM_HZ))
+        for k in range(1, steps + 1):
+            self._command([a + (b - a) * k / steps for a, b in zip(now, goal)])
+            self.step(1)
+        self.step(30)
+
+    def _turn_off(self, orientation: np.ndarray) -> float:
+        """Radians between the hand's turn now and `orientation`; a parallel hand turned half about
+        its approach (grasp_link's x) is the same hand."""
+        now = Rotation.from_quat(self.hand_pose()[1])
+        want = Rotation.from_quat(orientation)
+        flipped = want * Rotation.from_euler("x", math.pi)
+        return float(min((now.inv() * want).magnitude(), (now.inv() * flipped).magnitude()))
+
+    def _line(self, goal: np.ndarray, orientation: np.ndarray, speed: float) -> bool:
+        start, _ = self.hand_pose()
+        distance = float(np.linalg.norm(goal - start))
+        steps = max(4, int(distance / (0.25 * float(np.clip(speed, 0.05, 4.0))) * SIM_HZ))
+        for n in range(1, steps + 1):
+            self._track(start + (goal - start) * (n / steps), orientation)
+            self.step(1)
+        for _ in range(120):  # settle onto the goal
+            self._track(goal, orientation)
+            self.step(1)
+            if np.linalg.norm(self.hand_pose()[0] - goal) < 0.005:
+                break
+        return bool(np.linalg.norm(self.hand_pose()[0] - goal) < REACHED) and self._turn_off(orientation) <= TURNED
+
+    def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
+        goal = np.asarray(position, dtype=float)
+        orientation = mm_orientation(np.asarray(rotation, dtype=float))
+        if self._turn_off(orientation) <= TURNED and self._line(goal, orientation, speed):
+            return True
+        self.sync_kinematics()
+        solution = self.kinematics.solve(goal, orientation, self.joint_angles())
+        if solution is None:
+            return False
+        self.joint_move(solution)
+        return self._line(goal, orientation, speed)
+
+    def rest(self) -> None:
+        self.joint_move([READY[name] for name in ARM_JOINTS])
+
+    def tuck(self, angles: dict[str, float]) -> None:
+        self.joint_move([angles[name] for name in ARM_JOINTS])
+
+    def open_hand(self) -> None:
+        self.fingers_closed = False
+        self.step(90)
+
+    def close_hand(self) -> float:
+        self.fingers_closed = True
+        self.step(120)
+        return self.finger_gap()
+
+    def stop(self) -> None:
+        self._command(self.joint_angles())
+        self.step(10)

@@ -1,0 +1,109 @@
+"""The household with a body: conceptagent_mm in the exported world in PyBullet, its skills and the
+judge of its goals (physical/household_body.py, physical/household_judge.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pybullet")
+
+from conceptagent_ros.physical.household_body import HouseholdBody  # noqa: E402
+from conceptagent_ros.physical.household_judge import physical_household_state  # noqa: E402
+from conceptagent_ros.physical.item_clouds import from_frame, mirror_completed, to_frame  # noqa: E402
+from conceptagent_ros.scene.loader import load_scene  # noqa: E402
+from conceptagent_ros.skills.contract import SkillCall  # noqa: E402
+
+
+def _box_faces(lo: np.ndarray, hi: np.ndarray, faces: list[tuple[int, int]], n: int = 12) -> np.ndarray:
+    """Points on the given faces (axis, 0 = low side / 1 = high side) of an axis-aligned box."""
+    grid = np.linspace(0.0, 1.0, n)
+    points = []
+    for axis, side in faces:
+        others = [a for a in range(3) if a != axis]
+        for u in grid:
+            for v in grid:
+                p = np.empty(3)
+                p[axis] = hi[axis] if side else lo[axis]
+                p[others[0]] = lo[others[0]] + u * (hi[others[0]] - lo[others[0]])
+                p[others[1]] = lo[others[1]] + v * (hi[others[1]] - lo[others[1]])
+                points.append(p)
+    return np.array(points)
+
+
+def test_two_faces_seen_from_a_corner_give_the_two_hidden_ones() -> None:
+    lo, hi = np.array([1.0, 2.0, 0.9]), np.array([1.12, 2.12, 1.02])
+    seen = _box_faces(lo, hi, [(0, 0), (1, 0)])  # the -x and -y faces, as from a camera at the corner
+    completed = mirror_completed(seen, eye=np.array([0.5, 1.5, 1.3]))
+    assert completed.min(axis=0) == pytest.approx(lo, abs=1e-9)
+    assert completed.max(axis=0) == pytest.approx(hi, abs=1e-9)
+    # the far faces are there now: points on x = hi and on y = hi
+    assert np.isclose(completed[:, 0], hi[0]).sum() >= 100 and np.isclose(completed[:, 1], hi[1]).sum() >= 100
+
+
+def test_one_face_seen_head_on_is_given_a_back_as_deep_as_it_is_wide() -> None:
+    lo, hi = np.array([1.0, 2.0, 0.9]), np.array([1.10, 2.10, 1.0])
+    seen = _box_faces(lo, hi, [(0, 0)])  # the -x face only, from straight in front
+    completed = mirror_completed(seen, eye=np.array([0.3, 2.05, 0.95]))
+    assert float(np.ptp(completed[:, 0])) == pytest.approx(0.10, abs=1e-6)
+    assert float(completed[:, 0].max()) == pytest.approx(hi[0], abs=1e-6)
+
+
+def test_points_in_a_frame_and_back() -> None:
+    rotation = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    points = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 0.2]])
+    local = to_frame(points, np.array([1.0, 1.0, 1.0]), rotation)
+    assert local[0] == pytest.approx([1.0, 0.0, 2.0])
+    assert from_frame(local, np.array([1.0, 1.0, 1.0]), rotation) == pytest.approx(points)
+
+
+@pytest.fixture(scope="module")
+def kitchen() -> HouseholdBody:
+    body = HouseholdBody(load_scene("studio_kitchen"))
+    yield body
+    body.close()
+
+
+def test_the_robot_sees_the_kitchen_from_where_it_starts(kitchen: HouseholdBody) -> None:
+    seen = {o.id: o for o in kitchen.observe().objects}
+    # what stands on the counter is seen on it; what is in the closed fridge is not seen at all
+    assert seen["apple_1"].parent == "countertop_1"
+    assert "fridge_1" in seen and not {"tomato_1", "milk_1", "egg_1"} & set(seen)
+
+
+def test_what_is_out_of_reach_or_unknown_is_refused_before_any_motion(kitchen: HouseholdBody) -> None:
+    far = kitchen.execute(SkillCall("pick", ("apple_1",)))
+    assert not far.success and far.failure == "precondition" and "reach is" in far.message
+    unknown = kitchen.execute(SkillCall("pick", ("unicorn_1",)))
+    assert not unknown.success and unknown.failure == "invalid"
+    door = kitchen.execute(SkillCall("open", ("fridge_1",)))
+    assert not door.success and door.failure == "unavailable"
+
+
+def test_the_judge_reads_where_things_are_from_the_simulator(kitchen: HouseholdBody) -> None:
+    p, c = kitchen.p, kitchen.client
+    apple = kitchen.base.bodies["apple_1"]
+    table_lo, table_hi = (np.asarray(v) for v in p.getAABB(kitchen.base.bodies["dining_table_1"], physicsClientId=c))
+    saved = p.getBasePositionAndOrientation(apple, physicsClientId=c)
+
+    def judged() -> set[tuple[str, ...]]:
+        state = physical_household_state(p, c, kitchen.base.bodies, kitchen.robot, kitchen.scene, kitchen.flags)
+        return {a for a in state.atoms if a[:2] == ("in", "apple_1")}
+
+    assert judged() == {("in", "apple_1", "countertop_1")}
+    on_table = [(table_lo[0] + table_hi[0]) / 2, (table_lo[1] + table_hi[1]) / 2, table_hi[2] + 0.061]
+    p.resetBasePositionAndOrientation(apple, on_table, [0, 0, 0, 1], physicsClientId=c)
+    assert judged() == {("in", "apple_1", "dining_table_1")}
+    p.resetBasePositionAndOrientation(apple, [on_table[0], on_table[1], 0.3], [0, 0, 0, 1], physicsClientId=c)
+    assert judged() == set()  # in the air under the table's top: on nothing
+    p.resetBasePositionAndOrientation(apple, *saved, physicsClientId=c)
+
+
+def test_the_base_drives_to_a_thing_and_then_reaches_it(kitchen: HouseholdBody) -> None:
+    """navigate_to plans on the map to where the base should stand for the thing as the camera saw
+    it, drives there, and the thing is then within the arm's reach (and the planner is told so)."""
+    moved = kitchen.execute(SkillCall("navigate_to", ("apple_1",)))
+    assert moved.success, moved.message
+    apple = np.asarray(kitchen.p.getBasePositionAndOrientation(kitchen.base.bodies["apple_1"],
+                                                                physicsClientId=kitchen.client)[0])
+    assert float(np.linalg.norm(apple - kitchen.shoulder())) <= kitchen.skills.spec.arm.reach
+    assert ("near", "apple_1") in kitchen.symbolic_state().atoms
