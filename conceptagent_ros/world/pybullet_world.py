@@ -41,7 +41,8 @@ def load_world(p: Any, sdf: Path, client: int) -> dict[str, int]:
     with quiet_native_output():
         bodies = p.loadSDF(str(sdf), physicsClientId=client)
     names = {p.getBodyInfo(b, physicsClientId=client)[1].decode(): b for b in bodies}
-    for name in static_models(sdf):
+    for name in sorted(static_models(sdf)):  # in one order: PyBullet re-adds each body it makes static, and
+        # the order of its bodies is the order contacts are solved in (results then repeat across runs)
         if name in names:
             p.changeDynamics(names[name], -1, mass=0.0, physicsClientId=client)
     return names
