@@ -41,6 +41,7 @@ def add_parsers(sub: Any) -> None:
                      help="symbolic (default): skills change the embedded world's symbols; pybullet: a body in "
                           "PyBullet does them, seeing through its own cameras, and the goal is judged on the physics "
                           "(a household scene: conceptagent_mm in the exported world; --scene tabletop: the Panda)")
+    run.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
@@ -65,8 +66,10 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--perception", choices=("truth", "camera"), default="truth",
                        help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map")
     bench.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
-                       help="as for run: pybullet has the physical Panda do the skills (suite tabletop), or the "
-                            "robot's base drive (suite navigation)")
+                       help="as for run: pybullet has a body in PyBullet do the skills (household suites: "
+                            "conceptagent_mm; suite tabletop: the Panda), or the robot's base drive (suite navigation); "
+                            "the symbolic run of the same tasks is reported beside it, and with --out a picture per task")
+    bench.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
     bench.add_argument("--scene", help="navigation suite: one household scene (default: every built-in one)")
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
@@ -123,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = EpisodeSpec.of(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
         seed=args.seed, max_steps=args.max_steps, failure_rates=failure_rates(args.failure_rate), trace=trace,
-        perception=args.perception, body=args.body,
+        perception=args.perception, body=args.body, gui=args.gui,
     )
     print(f"Task: {printable(' '.join(args.instruction.split()))}\nScene: {printable(args.scene)}   "
           f"planner: {printable(args.planner)}   llm: {printable(args.llm)}   seed: {args.seed}", flush=True)
@@ -227,7 +230,10 @@ def _bench_navigation(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
+    from conceptagent_ros.evaluation.body_report import body_markdown
     from conceptagent_ros.evaluation.journal import EpisodeJournal
     from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
     from conceptagent_ros.planning.planners import PlannerSpec
@@ -267,15 +273,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
                          failure_rates=failure_rates(args.failure_rate), out=out, translate=args.translate,
-                         perception=args.perception, body=args.body)
+                         perception=args.perception, body=args.body, gui=args.gui)
     journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
     if journal is not None and journal.done:
         print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)
     rows = run_bench(tasks, config, journal=journal)
     summary = summarize(rows)
     print(markdown_table(summary))
+    appendix = ""
+    if args.body == "pybullet":  # the same tasks in the symbolic world, beside the body's run
+        print("The same tasks in the symbolic world, for comparison:", file=sys.stderr)
+        symbolic = run_bench(tasks, replace(config, body="symbolic", gui=False, out=None), journal=journal,
+                             extra={"section": "symbolic"})
+        appendix = body_markdown(rows, symbolic, out)
+        print(appendix)
     if out is not None:
-        write_results(out, rows, summary, command_line())
+        write_results(out, rows, summary, command_line(), appendix)
         print(f"Results written to {out / 'results.json'} and {out / 'results.md'}")
     return EXIT_OK
 

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.body_report import PICTURES, picture_name
 from conceptagent_ros.evaluation.goal_equivalence import translation_verdict
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key
@@ -33,7 +34,9 @@ class BenchConfig:
     # right or wrong beside success, so a misread instruction and a failed execution stay apart.
     translate: bool = False
     perception: str = "truth"  # "camera": the agent sees through the synthetic RGB-D camera and the fused map
-    body: str = "symbolic"  # "pybullet": the physical Panda at the tabletop does the skills (sim/episode.py)
+    # "pybullet": a body in PyBullet does the skills (sim/episode.py); with `out`, a picture per task
+    body: str = "symbolic"
+    gui: bool = False  # the body in PyBullet's window
 
     def fingerprint(self, tasks: Sequence[Task]) -> dict[str, Any]:
         """What must match for a rerun to resume from an earlier run's episodes."""
@@ -76,7 +79,9 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                     llm=config.llm, seed=seed, max_steps=task.max_steps or config.max_steps,
                     failure_rates={**task.failures, **(config.failure_rates or {})}, task_id=task.id,
                     trace=(config.out / "traces" / f"{planner}-s{seed}-{task.id}.jsonl") if config.out else None,
-                    perception=config.perception, body=config.body,
+                    perception=config.perception, body=config.body, gui=config.gui,
+                    picture=(config.out / PICTURES / picture_name(planner, seed, task.id))
+                    if config.out and config.body == "pybullet" else None,
                 )
                 try:
                     result = runner(spec)
@@ -220,7 +225,9 @@ def write_data_files(out: Path, rows: Sequence[dict[str, Any]], summary: Sequenc
     write_csv(out / "summary.csv", summary, SUMMARY_COLUMNS)
 
 
-def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str) -> None:
+def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], command: str,
+                  appendix: str = "") -> None:
+    """results.json, the CSVs and results.md; `appendix`: more Markdown sections for results.md."""
     write_data_files(out, rows, summary, command)
     failures = [r for r in rows if not r.get("success")]
     md = [f"# Benchmark results\n\nCommand: `{command}`\n", markdown_table(summary), ""]
@@ -229,4 +236,6 @@ def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: Sequence[d
         for r in failures:
             md.append(f"- {r.get('planner')} seed {r.get('seed')} {r.get('task_id')}: "
                       f"{r.get('error') or 'unmet: ' + ', '.join(r.get('unmet', []))}")
+    if appendix:
+        md += ["", appendix]
     write_atomic(out / "results.md", "\n".join(md) + "\n")

@@ -129,7 +129,7 @@ class ArmSkills:
         except ManipulationError as e:
             if log is not None:
                 log.write(f"  {call}: {e.code} after {time.perf_counter() - started:.1f} s\n")
-            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical")
+            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
         except SkillRefused as e:
             return SkillOutcome(call, False, f"{call} was refused: {e}", "precondition")
         except MotionCanceled as e:

@@ -71,6 +71,7 @@ class PyBulletBase:
             if name in TUCKED:
                 p.resetJointState(self.robot, j, TUCKED[name], physicsClientId=self.client)
         self._pose = start
+        self.trail: list[tuple[float, float]] = [(start.x, start.y)]  # where the base drove, for pictures
 
     @property
     def pose(self) -> Pose2D:
@@ -127,6 +128,7 @@ class PyBulletBase:
             step = v * limits.dt
             pose = Pose2D(pose.x + step * math.cos(yaw), pose.y + step * math.sin(yaw), _wrap(yaw))
             self.place(pose)
+            self.trail.append((pose.x, pose.y))
             if carry is not None:
                 carry()
             travelled += abs(step)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import sys
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -172,6 +173,15 @@ class HouseholdBody:
     @property
     def last_grasp(self) -> GraspCandidate | None:
         return self.skills.last_grasp
+
+    def top_view(self, path: Path, title: str = "", goal_objects: Collection[str] = ()) -> Path:
+        """The task from above as PyBullet has it now: the path driven, where every thing stands."""
+        from conceptagent_ros.physical.household_picture import draw_top_view
+
+        movable = {oid for oid, kind in self.kinds.items() if kind == "item"}
+        pose = self.base.pose
+        return draw_top_view(self.p, self.client, self.base.bodies, movable, self.home.plan.walls, self.base.trail,
+                             (pose.x, pose.y), FOOTPRINT_RADIUS, path, title, goal_objects)
 
     def close(self) -> None:
         self.arm.kinematics.close()
@@ -415,7 +425,7 @@ class HouseholdBody:
                 goal_xy, goal_yaw = (approach.pose.x, approach.pose.y), approach.pose.yaw
             path = plan_path(self.costmap, start, goal_xy)
         except NavigationError as e:
-            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical")
+            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
         self._tuck()
         self._hold_carried()
         carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
@@ -424,7 +434,7 @@ class HouseholdBody:
         self.arm.sync_kinematics()
         self.look_around()
         if not result.reached:
-            return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical")
+            return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)
         return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s")
 
     def _symbolic(self, call: SkillCall) -> SkillOutcome:

@@ -43,6 +43,8 @@ class EpisodeSpec:
     # scene conceptagent_mm in the exported world (physical/household_body.py), at the tabletop the
     # Panda at the table the scene lays out (physical/tabletop_body.py)
     body: str = "symbolic"
+    gui: bool = False  # a physical body in PyBullet's window
+    picture: str | Path | None = None  # a household body's top view (its path, the final scene) to this PNG
 
     @classmethod
     def of(cls, instruction: str, **settings: Any) -> EpisodeSpec:
@@ -72,6 +74,9 @@ class EpisodeResult:
     planner_seconds: float  # wall time of the episode minus the LLM's own time
     planner_counters: dict[str, float] = field(default_factory=dict)  # planner-specific figures
     judged_on: str = ""  # the goal success was judged on, where it is not `goal`
+    wall_seconds: float = 0.0  # the episode's wall time, the language model's included
+    # every executed call that failed, as "skill:KIND" (KIND: its named error code, else its failure kind)
+    skill_failures: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -119,6 +124,8 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     skills = load_skill_library()
     world = World(scene, seed=request.seed, failure_rates=spec.failure_rates, skills=skills, realism=world_realism(spec, llm))
     task = prepare_task(request, embedded_task_map(world), skills)
+    judge_goal = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) \
+        if spec.judge_goal else None
     robot: RobotInterface = world
     body: Any = None  # a physical body: HouseholdBody or TabletopBody
     if spec.body == "pybullet":
@@ -128,11 +135,11 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
         if scene.setting == "household":  # conceptagent_mm in the scene's exported world
             from conceptagent_ros.physical.household_body import HouseholdBody
 
-            robot = body = HouseholdBody(scene, seed=request.seed)
+            robot = body = HouseholdBody(scene, seed=request.seed, gui=spec.gui)
         else:
             from conceptagent_ros.physical.tabletop_body import TabletopBody
 
-            robot = body = TabletopBody(scene, seed=request.seed)
+            robot = body = TabletopBody(scene, seed=request.seed, gui=spec.gui)
     elif spec.body != "symbolic":
         raise ValueError(f"body must be 'symbolic' or 'pybullet', not {spec.body!r}")
     elif spec.perception == "camera":
@@ -141,24 +148,34 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
         robot = PerceivingRobot(world, seed=request.seed)
     elif spec.perception != "truth":
         raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
+    failures: list[str] = []
+
+    def step(report: StepReport) -> None:
+        if report.executed and report.outcome is not None and not report.outcome.success:
+            failures.append(f"{report.outcome.call.skill}:{report.outcome.kind}")
+        if on_step is not None:
+            on_step(report)
+
     try:
         start = time.perf_counter()
-        outcome = run_task(task, robot, world.robot, on_step, cancel, spec.trace)
+        outcome = run_task(task, robot, world.robot, step, cancel, spec.trace)
         wall = time.perf_counter() - start
         if body is not None:
             truth = _physical_truth(body, scene)
+            if spec.picture is not None and hasattr(body, "top_view"):
+                body.top_view(Path(spec.picture), title=request.task_id or task.instruction,
+                              goal_objects=(judge_goal or outcome.goal).objects)
         else:
             truth = world.state()
     finally:
         if body is not None:
             body.close()
-    judged = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) if spec.judge_goal \
-        else outcome.goal
+    judged = judge_goal or outcome.goal
     return EpisodeResult(
         task_id=request.task_id, scene=scene.name, planner=str(task.planner), llm=str(task.llm), seed=request.seed,
         instruction=task.instruction, goal=outcome.goal.text, success=judged.holds(truth),
         goal_progress=judged.progress(truth), unmet=judged.unmet(truth), stats=outcome.stats,
         llm_calls=outcome.llm_calls, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
         planner_seconds=max(0.0, wall - outcome.llm_seconds), planner_counters=outcome.planner_counters,
-        judged_on=judged.text if spec.judge_goal else "",
+        judged_on=judged.text if spec.judge_goal else "", wall_seconds=wall, skill_failures=failures,
     )

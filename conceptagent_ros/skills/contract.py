@@ -124,6 +124,17 @@ class SkillOutcome:
     success: bool
     message: str
     failure: str | None = None  # None | "precondition" | "physical" | "invalid" | "canceled" | "timeout" | "unavailable"
+    # a physical failure's named error (nav2_msgs' error codes are the model): COLLISION, SLIPPED,
+    # BLOCKED, NO_PATH, ...; None where the skill's backend names none
+    code: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """What went wrong, as a report counts it: the named code where there is one, else the failure."""
+        return self.code or self.failure or ("ok" if self.success else "failed")
 
     def to_json(self) -> dict[str, object]:
-        return {"success": self.success, "message": self.message, "failure": self.failure}
+        data: dict[str, object] = {"success": self.success, "message": self.message, "failure": self.failure}
+        if self.code:
+            data["code"] = self.code
+        return data

@@ -1,0 +1,95 @@
+"""What `bench --body pybullet` adds to the results: the physical run beside the symbolic run of the
+same tasks, failures by skill and error code, the tasks that failed on the body but not in the
+symbolic world with the reason, and a picture per task.
+
+Rows are bench rows (evaluation/bench.py): an episode's EpisodeResult.to_json() with its suite;
+`skill_failures` holds every executed call that failed as "skill:KIND"."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conceptagent_ros.evaluation.intervals import percent_interval, wilson
+
+PICTURES = "pictures"  # the folder under --out that holds a picture per task
+
+
+def picture_name(planner: str, seed: int, task_id: str) -> str:
+    return f"{planner}-s{seed}-{task_id}.png".replace(":", "_").replace("=", "-").replace(",", "_")
+
+
+def failures_by_skill(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, int, int]]:
+    """(skill, error code or failure kind, failed calls, episodes it happened in), most frequent first."""
+    calls: Counter[tuple[str, str]] = Counter()
+    episodes: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        seen = Counter(tuple(f.split(":", 1)) for f in row.get("skill_failures", []) if ":" in f)
+        calls.update(seen)  # type: ignore[arg-type]
+        episodes.update(seen.keys())  # type: ignore[arg-type]
+    return sorted(((skill, kind, n, episodes[(skill, kind)]) for (skill, kind), n in calls.items()),
+                  key=lambda r: (-r[2], r[0], r[1]))
+
+
+def why_failed(row: dict[str, Any]) -> str:
+    """One line: the error, else the skills' failures (each kind once, with how often) and the unmet goal."""
+    if row.get("error"):
+        return str(row["error"])
+    counted = Counter(row.get("skill_failures", []))
+    parts = [f"{kind} x{n}" if n > 1 else kind for kind, n in counted.items()]
+    unmet = ", ".join(row.get("unmet", []))
+    stop = row.get("stats", {}).get("stop_reason", "")
+    return "; ".join(p for p in (", ".join(parts), f"unmet {unmet}" if unmet else "", stop) if p)
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, int, str]:
+    return str(row.get("suite")), str(row.get("planner")), int(row.get("seed", 0)), str(row.get("task_id"))
+
+
+def comparison_rows(physical: Sequence[dict[str, Any]], symbolic: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (suite, planner) and body: episodes, successes with interval, steps, seconds per task."""
+    out = []
+    for body, rows in (("pybullet", physical), ("symbolic", symbolic)):
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault((str(row.get("suite")), str(row.get("planner"))), []).append(row)
+        for (suite, planner), items in sorted(groups.items()):
+            wins = sum(bool(r.get("success")) for r in items)
+            low, high = wilson(wins, len(items))
+            out.append({"suite": suite, "planner": planner, "body": body, "episodes": len(items), "successes": wins,
+                        "success_low": low, "success_high": high,
+                        "mean_steps": sum(r.get("stats", {}).get("steps", 0) for r in items) / len(items),
+                        "seconds_per_task": sum(r.get("wall_seconds", 0.0) for r in items) / len(items)})
+    return sorted(out, key=lambda r: (r["suite"], r["planner"], r["body"]))
+
+
+def body_markdown(physical: Sequence[dict[str, Any]], symbolic: Sequence[dict[str, Any]], out: Path | None) -> str:
+    lines = ["## The body beside the symbolic world", "",
+             "| suite | planner | body | episodes | success [95% CI] | steps | seconds per task |",
+             "|---|---|---|---|---|---|---|"]
+    for r in comparison_rows(physical, symbolic):
+        lines.append(f"| {r['suite']} | {r['planner']} | {r['body']} | {r['episodes']} | "
+                     f"{r['successes']}/{r['episodes']} = {r['successes'] / r['episodes']:.0%} "
+                     f"{percent_interval(r['success_low'], r['success_high'])} | {r['mean_steps']:.1f} "
+                     f"| {r['seconds_per_task']:.1f} |")
+    lines += ["", "## Failures on the body by skill and error code", ""]
+    table = failures_by_skill(physical)
+    if table:
+        lines += ["| skill | error | failed calls | episodes |", "|---|---|---|---|"]
+        lines += [f"| {skill} | {kind} | {n} | {episodes} |" for skill, kind, n, episodes in table]
+    else:
+        lines.append("No skill failed.")
+    symbolic_won = {_key(r) for r in symbolic if r.get("success")}
+    only_symbolic = [r for r in physical if not r.get("success") and _key(r) in symbolic_won]
+    lines += ["", "## Failed on the body, succeeded in the symbolic world", ""]
+    lines += [f"- {r.get('task_id')} ({r.get('scene', '')}, seed {r.get('seed')}): {why_failed(r)}" for r in only_symbolic] \
+        or ["None."]
+    if out is not None and (out / PICTURES).is_dir():
+        lines += ["", "## Pictures (the base's path and the final scene, from above; the goal's things in red)", ""]
+        for r in physical:
+            name = picture_name(str(r.get("planner")), int(r.get("seed", 0)), str(r.get("task_id")))
+            if (out / PICTURES / name).exists():
+                mark = "ok" if r.get("success") else "FAIL"
+                lines.append(f"- [{r.get('task_id')} seed {r.get('seed')} ({mark})]({PICTURES}/{name})")
+    return "\n".join(lines)

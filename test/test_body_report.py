@@ -1,0 +1,42 @@
+"""The body's report (evaluation/body_report.py): failures by skill and error code, the tasks that
+failed on the body but not symbolically, and the comparison table, on hand-made bench rows."""
+from __future__ import annotations
+
+from conceptagent_ros.evaluation.body_report import body_markdown, comparison_rows, failures_by_skill, why_failed
+from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
+
+
+def _row(task: str, success: bool, failures: list[str], steps: int = 5, seconds: float = 10.0, **more: object) -> dict:
+    return {"suite": "easy", "planner": "react", "seed": 0, "task_id": task, "scene": "studio_kitchen",
+            "success": success, "skill_failures": failures, "stats": {"steps": steps}, "wall_seconds": seconds,
+            "unmet": [] if success else [f"(in {task} sink_1)"], **more}
+
+
+def test_failures_are_counted_by_skill_and_code_with_the_episodes_they_happened_in() -> None:
+    rows = [_row("a", False, ["pick:COLLISION", "pick:COLLISION", "navigate_to:BLOCKED"]),
+            _row("b", True, ["pick:COLLISION", "open:unavailable"]),
+            _row("c", True, [])]
+    assert failures_by_skill(rows) == [("pick", "COLLISION", 3, 2), ("navigate_to", "BLOCKED", 1, 1),
+                                       ("open", "unavailable", 1, 1)]
+
+
+def test_a_skill_outcome_is_counted_by_its_code_else_its_failure_kind() -> None:
+    call = SkillCall("pick", ("cup_1",))
+    assert SkillOutcome(call, False, "m", "physical", "SLIPPED").kind == "SLIPPED"
+    assert SkillOutcome(call, False, "m", "precondition").kind == "precondition"
+    assert SkillOutcome(call, False, "m", "physical", "SLIPPED").to_json()["code"] == "SLIPPED"
+    assert "code" not in SkillOutcome(call, True, "m").to_json()
+
+
+def test_the_report_lists_what_failed_only_on_the_body_with_why() -> None:
+    physical = [_row("a", False, ["pick:SLIPPED", "pick:SLIPPED"], steps=9, seconds=30.0),
+                _row("b", False, ["open:unavailable"]), _row("c", True, [], seconds=20.0)]
+    symbolic = [_row("a", True, [], seconds=0.5), _row("b", False, []), _row("c", True, [], seconds=0.5)]
+    table = {(r["body"]): r for r in comparison_rows(physical, symbolic)}
+    assert (table["pybullet"]["successes"], table["symbolic"]["successes"]) == (1, 2)
+    assert table["pybullet"]["seconds_per_task"] == (30.0 + 10.0 + 20.0) / 3
+    assert why_failed(physical[0]) == "pick:SLIPPED x2; unmet (in a sink_1)"
+    text = body_markdown(physical, symbolic, None)
+    only = text.split("## Failed on the body, succeeded in the symbolic world")[1]
+    assert "- a (studio_kitchen, seed 0): pick:SLIPPED x2" in only and "- b " not in only  # b failed in both
+    assert "| pick | SLIPPED | 2 | 1 |" in text and "| easy | react | pybullet | 3 | 1/3 = 33%" in text
