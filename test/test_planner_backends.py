@@ -168,3 +168,24 @@ def test_plan_based_planners_run_from_the_command_line_on_an_openai_server(plann
     out = capsys.readouterr().out
     assert code == 0, out
     assert "SUCCESS" in out and "ok  open(fridge_1)" in out and server.requests
+
+
+def test_the_offline_planner_goes_to_a_thing_its_holder_being_near_does_not_make_near() -> None:
+    """The planner's model makes the robot near all that the thing it stands at holds; a robot at one
+    end of a long table reaches the table, not the cup at the far end (a physical body's belief says
+    so). The offline backend then goes to the cup instead of proposing a pick the robot cannot make."""
+    from dataclasses import replace as copied
+
+    from conceptagent_ros.planning.oracles.offline import OfflineBackend
+    from conceptagent_ros.scene.model import RobotState
+
+    s = setup("studio_kitchen")
+    table, cup = s.graph.objects["dining_table_1"], s.graph.objects["cup_1"]
+    assert cup.parent == "dining_table_1"
+    s.graph.objects["dining_table_1"] = copied(table, position=(3.0, 1.2, 0.75))
+    s.graph.objects["cup_1"] = copied(cup, position=(2.3, 1.2, 0.8))
+    s.graph.robot = RobotState((3.0, 2.0, 0.9), table.room, None, 0.85)
+    state = s.graph.symbolic_state()
+    assert ("near", "dining_table_1") in state.atoms and ("near", "cup_1") not in state.atoms
+    proposal = OfflineBackend(s.world.domain, s.world.skills).propose(s.context("put the cup in the sink", "(in cup_1 sink_1)"))
+    assert str(proposal.call) == "navigate_to(cup_1)", proposal.raw

@@ -7,7 +7,8 @@ geometry from depth), remembered where last seen; on arriving somewhere the robo
 to look around. Skills:
 - navigate_to: the embedded navigator (navigation/approach, path_planner) plans to where the base
   should stand for the thing as the robot saw it, and the base drives there (navigation/pybullet_base),
-  arm tucked, carrying what the hand holds; BLOCKED, NO_PATH or TIMEOUT come back as its error;
+  arm tucked, carrying what the hand holds; BLOCKED, NO_PATH or TIMEOUT come back as its error, and
+  OUT_OF_REACH where it arrived as near as the map allows and the arm still does not reach the thing;
 - pick, place: the manipulation package's grasp and place planners on what the camera sees, and
   its executors on the arm (physical/mobile_arm.py), through manipulation/arm_skills as on every
   body; a thing is picked or placed only within the arm's reach, else the skill is refused;
@@ -435,6 +436,11 @@ class HouseholdBody:
         self.look_around()
         if not result.reached:
             return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)
+        far = self._out_of_reach(SkillCall("pick", (target,))) if target in self.scene.objects else None
+        if far is not None:  # as near as the map lets the base stand (furniture in front), and still too far
+            return SkillOutcome(call, False, f"{call} failed: OUT_OF_REACH: the base stands as near as the map "
+                                             f"allows after {result.travelled:.1f} m, and {far}", "physical",
+                                "OUT_OF_REACH")
         return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s")
 
     def _symbolic(self, call: SkillCall) -> SkillOutcome:

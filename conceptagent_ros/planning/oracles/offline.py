@@ -104,6 +104,11 @@ class OfflineBackend:
         if not unknown:
             keep = self.planner.relevant_objects(state, goal.objects, goal_types)
             result = self.planner.plan(state, goal.text, here, keep)
+            if result.plan and here != graph.robot.room and not self.verifier.is_feasible(result.plan[0], state):
+                # The planner's axiom has the robot near all that `here` holds; a robot at one end of a
+                # long table reaches the table, not the cup at the far end. Plan from the room instead,
+                # so the plan goes to the thing first rather than proposing the same refused call again.
+                result = self.planner.plan(state, goal.text, graph.robot.room, keep)
             if result.plan:
                 self._plan, self._purpose = list(result.plan), "goal"
                 return f"planned {len(result.plan)} steps to the goal"
