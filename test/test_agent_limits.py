@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from conceptagent_ros.evaluation.episode import EpisodeSpec, embedded_task_map, run_episode
 from conceptagent_ros.planning.proposal import Proposal, TokenUsage
 from conceptagent_ros.planning.task import TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.episode import EpisodeSpec, embedded_task_map, run_episode
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
 

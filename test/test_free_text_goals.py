@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 
 CASES = [
     ("toss the newspaper into the garbage can", "apartment", "newspaper", "garbage_can"),
@@ -37,9 +37,9 @@ def test_the_source_is_not_taken_for_the_destination():
 
 
 def test_llm_translates_what_the_grammar_does_not_and_gets_feedback_once(chat_server, monkeypatch):
+    from conceptagent_ros.evaluation.episode import embedded_task_map
     from conceptagent_ros.planning.task import TaskRequest, prepare_task
     from conceptagent_ros.scene.loader import load_scene
-    from conceptagent_ros.sim.episode import embedded_task_map
     from conceptagent_ros.sim.world import World
 
     server = chat_server(['Sure! {"goal": "(exists (?a - apple) (frosty ?a))"}',

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from conceptagent_ros.errors import ConceptAgentError, InstructionError
+from conceptagent_ros.evaluation.episode import embedded_task_map
 from conceptagent_ros.evaluation.goal_equivalence import same_goal
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.episode import embedded_task_map
 from conceptagent_ros.sim.world import World
 
 

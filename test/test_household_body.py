@@ -1,5 +1,5 @@
 """The household with a body: conceptagent_mm in the exported world in PyBullet, its skills and the
-judge of its goals (physical/household_body.py, physical/household_judge.py)."""
+judge of its goals (household/body.py, household/judge.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 
 pytest.importorskip("pybullet")
 
-from conceptagent_ros.physical.household_body import HouseholdBody  # noqa: E402
-from conceptagent_ros.physical.household_judge import physical_household_state  # noqa: E402
-from conceptagent_ros.physical.item_clouds import from_frame, mirror_completed, to_frame  # noqa: E402
+from conceptagent_ros.household.body import HouseholdBody  # noqa: E402
+from conceptagent_ros.household.item_clouds import from_frame, mirror_completed, to_frame  # noqa: E402
+from conceptagent_ros.household.judge import physical_household_state  # noqa: E402
 from conceptagent_ros.scene.loader import load_scene  # noqa: E402
 from conceptagent_ros.skills.contract import SkillCall  # noqa: E402
 
@@ -141,7 +141,7 @@ def test_the_world_behaves_the_same_whatever_python_hashes(tmp_path) -> None:
     import sys
 
     script = ("import numpy as np\n"
-              "from conceptagent_ros.physical.household_body import HouseholdBody\n"
+              "from conceptagent_ros.household.body import HouseholdBody\n"
               "from conceptagent_ros.scene.loader import load_scene\n"
               "b = HouseholdBody(load_scene('studio_kitchen'))\n"
               "print(sorted((n, np.round(b.p.getBasePositionAndOrientation(i, physicsClientId=b.client)[0], 7).tolist())"
@@ -153,3 +153,19 @@ def test_the_world_behaves_the_same_whatever_python_hashes(tmp_path) -> None:
         assert run.returncode == 0, run.stderr[-2000:]
         states.append(run.stdout.strip().splitlines()[-1])
     assert states[0] == states[1]
+
+
+def test_things_have_the_friction_their_world_file_gives_them(kitchen: HouseholdBody, tmp_path) -> None:
+    """The exported world says each thing's friction (<surface><friction><ode><mu>, which Gazebo
+    reads); PyBullet's SDF reader leaves it out, so the loader gives it: a thing held at 60 N does not
+    slide out of rubber-padded fingers at PyBullet's default 0.5."""
+    import xml.etree.ElementTree as ET
+
+    from conceptagent_ros.world.export import export_world
+
+    exported = export_world(kitchen.home, tmp_path)
+    model = next(m for m in ET.parse(exported.sdf).getroot().iter("model") if m.get("name") == "apple_1")
+    mu = float(model.findtext("link/collision/surface/friction/ode/mu"))
+    assert mu >= 0.8
+    assert kitchen.p.getDynamicsInfo(kitchen.base.bodies["apple_1"], -1, physicsClientId=kitchen.client)[1] == mu
+    assert kitchen.p.getDynamicsInfo(kitchen.base.bodies["countertop_1"], -1, physicsClientId=kitchen.client)[1] == 0.5

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from conceptagent_ros.errors import InstructionError
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.planning.instruction import interpret_instruction
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 
 CATEGORIES = {"book", "sofa", "dresser", "pillow", "bed", "apple"}
 TYPES = {"book_1": "book", "book_2": "book", "sofa_1": "sofa", "dresser_1": "dresser", "pillow_1": "pillow",

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from conceptagent_ros.evaluation.episode import embedded_task_map
 from conceptagent_ros.planning.plan_view import MAX_CHILDREN, MAX_DEPTH, PlanNode, chain, plan_view_of
 from conceptagent_ros.planning.task import TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.episode import embedded_task_map
 from conceptagent_ros.sim.world import World
 
 

@@ -9,6 +9,7 @@ from planner_fixtures import C, setup
 
 from conceptagent_ros.cli import main
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.llm.openai_chat import OpenAIChatModel
 from conceptagent_ros.llm.spec import LLMSpec
 from conceptagent_ros.planning.chat_roles import ChatRoles
@@ -18,7 +19,6 @@ from conceptagent_ros.planning.planners.llm_planner import LLMPlanner
 from conceptagent_ros.planning.planners.mcts import MCTSConfig, MCTSPlanner
 from conceptagent_ros.planning.planners.retrieval import ExampleRetriever, load_example_bank
 from conceptagent_ros.planning.planners.tree_planner import TreePlanner
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 
 
 def chat(server) -> ChatRoles:

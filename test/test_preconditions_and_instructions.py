@@ -95,7 +95,7 @@ def test_bad_instructions(text, message):
 
 def test_goals_that_may_hold_are_not_refused_as_contradictions():
     """Two variables of one kind may name the same object; a thing held and put back is no conflict."""
-    from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+    from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 
     for goal in ("(exists (?a - apple ?b - apple) (and (holding ?a) (holding ?b)))",
                  "(exists (?a - apple ?x - fridge ?y - fridge) (and (in ?a ?x) (in ?a ?y)))",

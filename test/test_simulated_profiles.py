@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.llm.spec import load_profiles, parse_llm_spec, simulated_profile
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 from conceptagent_ros.sim.world import World, WorldRealism
 from conceptagent_ros.skills.contract import SkillCall
 

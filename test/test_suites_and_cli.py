@@ -6,8 +6,8 @@ import json
 import pytest
 
 from conceptagent_ros.cli import main
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.evaluation.tasks import list_suites, load_suite
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 
 TASKS = [t for suite in ("easy", "moderate", "hard") for t in load_suite(suite)]
 

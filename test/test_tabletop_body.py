@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.physical.scene_layout import LayoutError, tabletop_layout
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.model import SceneObject
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 
 
 def test_the_scene_file_lays_out_the_physical_tabletop() -> None:

@@ -114,7 +114,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
+    from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 
     def show(report: Any) -> None:
         call = report.record.call

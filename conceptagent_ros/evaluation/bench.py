@@ -15,11 +15,11 @@ from typing import Any, TextIO
 from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.body_report import PICTURES, picture_name
+from conceptagent_ros.evaluation.episode import EpisodeResult, EpisodeSpec, run_episode
 from conceptagent_ros.evaluation.goal_equivalence import translation_verdict
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.evaluation.journal import EpisodeJournal, episode_key
 from conceptagent_ros.evaluation.tasks import Task
-from conceptagent_ros.sim.episode import EpisodeResult, EpisodeSpec, run_episode
 
 
 @dataclass
@@ -34,7 +34,7 @@ class BenchConfig:
     # right or wrong beside success, so a misread instruction and a failed execution stay apart.
     translate: bool = False
     perception: str = "truth"  # "camera": the agent sees through the synthetic RGB-D camera and the fused map
-    # "pybullet": a body in PyBullet does the skills (sim/episode.py); with `out`, a picture per task
+    # "pybullet": a body in PyBullet does the skills (evaluation/episode.py); with `out`, a picture per task
     body: str = "symbolic"
     gui: bool = False  # the body in PyBullet's window
 

@@ -10,9 +10,9 @@ from typing import TextIO
 
 import yaml
 
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.evaluation.tasks import Task
 from conceptagent_ros.planning.agent import StepReport
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 
 
 def record_plans(tasks: Sequence[Task], stream: TextIO | None = None) -> list[dict[str, object]]:

@@ -87,10 +87,10 @@ def _assignments(atoms: list[Atom], exact: bool, seed: int) -> Iterator[list[Ato
 
 def translation_verdict(scene: str, translated: str, reference: str) -> Verdict:
     """The translated goal against the task's goal, on the task's scene (all its objects)."""
+    from conceptagent_ros.evaluation.episode import embedded_task_map
     from conceptagent_ros.planning.pddl.domain import cached_domain
     from conceptagent_ros.scene.loader import load_scene
     from conceptagent_ros.scene.symbolic import load_predicates
-    from conceptagent_ros.sim.episode import embedded_task_map
     from conceptagent_ros.sim.world import World
     from conceptagent_ros.skills.contract import load_skill_library
 

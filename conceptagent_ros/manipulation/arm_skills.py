@@ -70,6 +70,9 @@ class ArmBody(Protocol):
     def stop(self) -> None:
         """Hold the arm where it is (a cancel)."""
 
+    # Optional: over_the_spot() -> None, called when a place has the thing over its spot, before it
+    # goes down (household/body.py: its grip set for carrying goes back to the fingers there).
+
 
 @dataclass
 class Held:
@@ -92,7 +95,10 @@ class ArmSkills:
     openings are measured against the most recessed of their fronts), or a function giving them;
     `table`: the id of the surface a thing put "on the table" goes to (the spot nearest the hand is
     chosen there); `near_hand`: which other receptacles are filled from the side nearest the hand
-    (a household's furniture, larger than the arm reaches across)."""
+    (a household's furniture, larger than the arm reaches across); `mobile`: the arm rides a base
+    that may turn between a pick and a place, so a thing held from the side is put down with the
+    hand pointing away from the shoulder toward the place (held as grasped, the hand would point
+    wherever it pointed at the grasp: sideways or back, out of the arm's reach)."""
 
     @property
     def drawers(self) -> set[str]:
@@ -100,8 +106,9 @@ class ArmSkills:
 
     def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] | Callable[[], Collection[str]] = (),
                  table: str | None = None, floor_z: float | None = 0.0,
-                 near_hand: Callable[[str], bool] | None = None):
+                 near_hand: Callable[[str], bool] | None = None, mobile: bool = False):
         self.body, self.spec = body, spec
+        self.mobile = mobile
         self.near_hand = near_hand or (lambda receptacle: False)
         # a fixed set (a scene file's), or asked for each time (what perception labels a drawer now)
         self._drawers = drawers if callable(drawers) else (lambda fixed=frozenset(drawers): fixed)
@@ -241,10 +248,11 @@ class ArmSkills:
                                    self.others(clouds, obj, receptacle), near=near)
         into = spot.inside or receptacle in self.drawers
         # walls around: the hand's long side along the opening's long side, or it strikes them
-        turn = hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into else 0.0
+        turn = hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into \
+            else self._bearing_turn(spot.position) if self.mobile else 0.0
         self.phase(f"putting {obj} down", 0.3)
         done = place(self.watched_hand(), self.spec.gripper, self.held.hand_position, self.held.grasp.rotation, held,
-                     spot, turn=turn)
+                     spot, turn=turn, over_the_spot=getattr(self.body, "over_the_spot", None))
         if not done.success:
             if done.code != "UNREACHABLE" and not self.holds_something():  # it left the hand on the way
                 self.held = None
@@ -254,6 +262,18 @@ class ArmSkills:
         where = f"put {'in' if into else 'on'} {receptacle}"
         return f"{where} ({spot.clearance * 100:.1f} cm clear of the nearest thing)" if np.isfinite(spot.clearance) \
             else where
+
+    def _bearing_turn(self, spot: np.ndarray) -> float:
+        """For a thing held from the side, the turn about the vertical (radians) that points the hand
+        away from the shoulder toward the spot, the way an arm reaches out; 0 for a hand pointing down."""
+        held = self.held
+        assert held is not None
+        approach = held.grasp.rotation[:2, 2]
+        if float(np.linalg.norm(approach)) < 0.5:
+            return 0.0
+        bearing = np.asarray(spot, dtype=float)[:2] - np.asarray(self.spec.arm.base, dtype=float)[:2]
+        turn = float(np.arctan2(bearing[1], bearing[0]) - np.arctan2(approach[1], approach[0]))
+        return float((turn + np.pi) % (2 * np.pi) - np.pi)
 
     def move_drawer(self, target: str, action: Literal["open", "close"]) -> str:
         if self.held is not None:

@@ -1,5 +1,5 @@
 """One task against any robot: the wiring of goal, PDDL domain, verifier, planner, scene graph and
-agent that both the embedded episode (sim/episode.py) and the ROS planner node (ros/planner_node.py)
+agent that both the embedded episode (evaluation/episode.py) and the ROS planner node (ros/planner_node.py)
 use. Nothing here knows where observations come from or how skills run: that is the
 RobotInterface's business.
 
@@ -42,7 +42,7 @@ class TaskRequest:
     instruction: str
     goal: str | None = None  # PDDL; None: interpreted from the instruction
     planner: str = "react"
-    llm: str | LLMSpec = "offline"  # parsed once where it enters (sim/episode.py parses it before the world is made)
+    llm: str | LLMSpec = "offline"  # parsed once where it enters (evaluation/episode.py parses it before the world is made)
     seed: int = 0
     max_steps: int = 40
     task_id: str = ""

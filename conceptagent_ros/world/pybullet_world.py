@@ -45,4 +45,17 @@ def load_world(p: Any, sdf: Path, client: int) -> dict[str, int]:
         # the order of its bodies is the order contacts are solved in (results then repeat across runs)
         if name in names:
             p.changeDynamics(names[name], -1, mass=0.0, physicsClientId=client)
+    for name, mu in sorted(model_friction(sdf).items()):  # PyBullet's SDF reader leaves <surface> out
+        if name in names:
+            p.changeDynamics(names[name], -1, lateralFriction=mu, physicsClientId=client)
     return names
+
+
+def model_friction(sdf: Path) -> dict[str, float]:
+    """Each model's friction coefficient (its first collision's <surface><friction><ode><mu>), where given."""
+    out: dict[str, float] = {}
+    for model in ET.parse(sdf).getroot().iter("model"):
+        mu = model.findtext("link/collision/surface/friction/ode/mu")
+        if mu is not None:
+            out[model.get("name", "")] = float(mu)
+    return out

@@ -39,6 +39,11 @@ MASSES = {"apple": 0.15, "tomato": 0.12, "potato": 0.2, "lettuce": 0.4, "bread":
           "knife": 0.1, "fork": 0.05, "spoon": 0.05, "book": 0.5, "laptop": 1.5, "box": 0.3, "pillow": 0.5,
           "towel": 0.3, "keys": 0.05, "credit_card": 0.005, "cell_phone": 0.18, "newspaper": 0.2}
 ITEM_MASS = 0.25
+# Coulomb friction of the things a hand picks up (PyBullet multiplies the two bodies' values: with
+# the fingers' 1.2, a grip of 1.2, as rubber pads on plastic or ceramic; pybullet_data's objects,
+# on which the grasp planner was developed, say 1.0 too). Without it PyBullet's default 0.5 made a
+# 9 cm cup squeezed at 60 N slip out of the hand as it rose.
+ITEM_FRICTION = 1.0
 NOMINAL_MASS = 1.0  # what a static model's link says it weighs: Gazebo ignores it, PyBullet wants one
 GAZEBO_SYSTEMS = (("gz-sim-physics-system", "gz::sim::systems::Physics"),
                   ("gz-sim-user-commands-system", "gz::sim::systems::UserCommands"),
@@ -89,8 +94,12 @@ def _box_shape(parent: ET.Element, kind: str, name: str, size: tuple[float, floa
 
 
 def _box_part(link: ET.Element, name: str, size: tuple[float, float, float], pose: tuple[float, float, float],
-              colour: tuple[float, float, float]) -> None:
+              colour: tuple[float, float, float], friction: float | None = None) -> None:
     _box_shape(link, "collision", name, size, pose)
+    if friction is not None:  # Gazebo reads it here; world/pybullet_world.load_world gives PyBullet the same
+        ode = _sub(_sub(_sub(link.findall("collision")[-1], "surface"), "friction"), "ode")
+        _sub(ode, "mu", _f(friction))
+        _sub(ode, "mu2", _f(friction))
     _box_shape(link, "visual", name, size, pose, colour)
 
 
@@ -198,9 +207,9 @@ def _item(world: ET.Element, obj: SceneObject, box: Box) -> None:
                                  ("wall_nx", (p, sy, sz), (-sx / 2 + p / 2, 0, 0)),
                                  ("wall_py", (sx - 2 * p, p, sz), (0, sy / 2 - p / 2, 0)),
                                  ("wall_ny", (sx - 2 * p, p, sz), (0, -sy / 2 + p / 2, 0))):
-            _box_part(link, name, size, pose, COLOURS["item"])
+            _box_part(link, name, size, pose, COLOURS["item"], ITEM_FRICTION)
     else:
-        _box_part(link, "body", box.size, (0, 0, 0), _colour_of(obj))
+        _box_part(link, "body", box.size, (0, 0, 0), _colour_of(obj), ITEM_FRICTION)
 
 
 def _static(world: ET.Element, obj: SceneObject, box: Box) -> None:

@@ -26,12 +26,12 @@ from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from conceptagent_ros.action import ExecuteSkill
+from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.msg import SkillCall
 from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.client_node import ClientNode
 from conceptagent_ros.ros.graph_process import graph_command, isolated_domain, running
 from conceptagent_ros.ros.task_client import send_task
-from conceptagent_ros.sim.episode import EpisodeSpec, run_episode
 from conceptagent_ros.srv import GetSceneGraph
 
 BAR_MS_PER_STEP = 10.0

@@ -28,6 +28,7 @@ from std_srvs.srv import Trigger
 
 from conceptagent_ros.atomic_files import write_atomic
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.evaluation.episode import embedded_task_map
 from conceptagent_ros.evaluation.tasks import Task
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.domain import cached_domain
@@ -37,7 +38,6 @@ from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.ros.task_client import TaskClientError, send_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.symbolic import load_predicates
-from conceptagent_ros.sim.episode import embedded_task_map
 from conceptagent_ros.sim.world import World
 
 DETECTORS = ("oracle", "sim_paint")  # what can see the stand-in's synthetic camera

@@ -10,7 +10,7 @@ to look around. Skills:
   arm tucked, carrying what the hand holds; BLOCKED, NO_PATH or TIMEOUT come back as its error, and
   OUT_OF_REACH where it arrived as near as the map allows and the arm still does not reach the thing;
 - pick, place: the manipulation package's grasp and place planners on what the camera sees, and
-  its executors on the arm (physical/mobile_arm.py), through manipulation/arm_skills as on every
+  its executors on the arm (household/mobile_arm.py), through manipulation/arm_skills as on every
   body; a thing is picked or placed only within the arm's reach, else the skill is refused;
 - open, close: drawers through the same skills (arm_skills.move_drawer); a hinged door (fridge,
   microwave, oven) has no executor yet and is refused as unavailable;
@@ -19,7 +19,7 @@ to look around. Skills:
   the body's symbolic flags (SYMBOLIC_SKILLS; the README lists them).
 
 The base is kinematic (mass 0): it goes where it is driven and stays put while the arm works, as a
-braked base does. The goal is judged by physical/household_judge.py on PyBullet's own state.
+braked base does. The goal is judged by household/judge.py on PyBullet's own state.
 """
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ from typing import TextIO
 
 import numpy as np
 
+from conceptagent_ros.household.item_clouds import from_frame, mirror_completed, to_frame
+from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm
+from conceptagent_ros.household.robot_camera import RobotCamera
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
 from conceptagent_ros.manipulation.pick_executor import Arm
@@ -41,9 +44,6 @@ from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.path_planner import costmap, nearest_free, plan_path
 from conceptagent_ros.navigation.pybullet_base import TUCKED, PyBulletBase
-from conceptagent_ros.physical.item_clouds import from_frame, mirror_completed, to_frame
-from conceptagent_ros.physical.mobile_arm import ArmKinematics, MobileArm
-from conceptagent_ros.physical.robot_camera import RobotCamera
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.verifier import PreconditionVerifier
@@ -85,6 +85,9 @@ class Seen:
 class HouseholdBody:
     """RobotInterface on conceptagent_mm in a household scene's exported world. `close()` when done."""
 
+    # what it does: every skill of the library (those without a physical model by their effects)
+    SKILLS = tuple(s.name for s in load_skill_library() if s.name != "done")
+
     def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, log: TextIO | None = None,
                  home: House | None = None):
         import pybullet as p
@@ -102,6 +105,7 @@ class HouseholdBody:
         urdf = Path(self._dir.name) / "conceptagent_mm.urdf"
         urdf.write_text(robot_urdf(gazebo=False))
         self.arm = MobileArm(p, self.client, self.robot, ArmKinematics(str(urdf)))
+        self.arm.on_open = self._let_go_of_weld  # the grip set for carrying ends where the hand opens
         self.arm.set_arm(TUCKED)
         self.tucked = True
         self.camera = RobotCamera(p, self.client, self.robot)
@@ -110,7 +114,7 @@ class HouseholdBody:
         self.kinds = {oid: model_kind(o).kind for oid, o in scene.objects.items()}
         self.spec_at_origin = load_robot_spec("conceptagent_mm")
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
-                                near_hand=lambda receptacle: self.kinds.get(receptacle) != "item")
+                                near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True)
         self.memory: dict[str, Seen] = {}
         self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
         self.searched: set[str] = set()
@@ -118,6 +122,7 @@ class HouseholdBody:
         # the held thing's body and its pose in the hand frame, while the base carries it
         self._carry_offset: tuple[int, tuple[float, ...], tuple[float, ...]] = (-1, (0, 0, 0), (0, 0, 0, 1))
         self._weld_id: int | None = None
+        self._view: Clouds | None = None  # the view with the arm tucked, for the next skill's first look
         skills = load_skill_library()
         domain = cached_domain(load_predicates(), skills, domain_types(scene))
         self.laws = PreconditionVerifier(domain, skills)
@@ -143,7 +148,16 @@ class HouseholdBody:
 
     # -- what the skills need of the body (manipulation/arm_skills.ArmBody) -----------------------
     def look(self) -> Clouds:
-        return self.clouds()
+        """What the skill plans on: the first look of a skill is the view taken with the arm tucked
+        (the hand held ready in front of the mast hides the top of what it is about to grasp; the
+        hand's own load is seen where the hand is now); every later look is live."""
+        view, self._view = self._view, None
+        if view is None:
+            return self.clouds()
+        held = self.held
+        if held is not None:
+            view[held.object_id] = self.clouds()[held.object_id]
+        return view
 
     def hand(self) -> Arm:
         return self.arm
@@ -177,7 +191,7 @@ class HouseholdBody:
 
     def top_view(self, path: Path, title: str = "", goal_objects: Collection[str] = ()) -> Path:
         """The task from above as PyBullet has it now: the path driven, where every thing stands."""
-        from conceptagent_ros.physical.household_picture import draw_top_view
+        from conceptagent_ros.household.picture import draw_top_view
 
         movable = {oid for oid, kind in self.kinds.items() if kind == "item"}
         pose = self.base.pose
@@ -324,12 +338,16 @@ class HouseholdBody:
         far = self._out_of_reach(call)
         if far is not None:
             return SkillOutcome(call, False, f"{call} was refused: {far}", "precondition")
+        self._tuck()  # to see unhidden by the arm what the skill will plan on (look())
+        self._view = self.clouds()
+        before = self._view.get(call.args[0]) if call.skill == "pick" else None
         self._ready()
         if call.skill == "place" and self.held is not None:
-            self._let_go_of_weld()
             self.held.hand_position = self.arm.hand_pose()[0]  # the hand is where the drive left it
-        before = self.clouds().get(call.args[0]) if call.skill == "pick" else None
-        outcome = self.skills.execute(call, watch, self.log)
+        try:
+            outcome = self.skills.execute(call, watch, self.log)
+        finally:
+            self._view = None
         if call.skill == "pick" and outcome.success and self.held is not None and before is not None:
             # the thing as seen before the grasp, moved as the hand moved since: a rigid grasp keeps
             # it there in the hand's frame (the camera sees little of it in the hand)
@@ -341,12 +359,17 @@ class HouseholdBody:
             self.in_hand = None
         if not outcome.success and outcome.failure == "physical":  # something may have fallen: look for it
             self.look_around()
+        else:  # the arm out of the camera's way, to see what the skill left (the hand hides what it put down)
+            self._tuck()
+            self.clouds()
         return outcome
 
     def _weld(self) -> None:
-        """Hold what the hand grasped rigidly while the arm tucks and the base drives: a grip set for
-        carrying (PyBullet's friction contacts creep under the tuck's swing, which a real hand's grip
-        does not). The pick and the place themselves are friction alone."""
+        """Hold what the hand grasped rigidly from the lift until a place has it over its spot: a grip
+        set for carrying, while the arm tucks, the base drives and the arm swings the thing over the
+        place (PyBullet's friction contacts creep under such swings, which a real hand's grip does
+        not; a cup swung from hanging below the hand to held level slid out of it). The grasp, the
+        lift and its check, the way down and the release are friction alone."""
         if self.held is None:
             return
         p, c = self.p, self.client
@@ -358,11 +381,17 @@ class HouseholdBody:
         self._weld_id = p.createConstraint(self.robot, self.arm.grasp_link, body, -1, p.JOINT_FIXED, [0, 0, 0],
                                            local[0], [0, 0, 0], local[1], [0, 0, 0, 1], physicsClientId=c)
         p.changeConstraint(self._weld_id, maxForce=500, physicsClientId=c)
+        self.arm.hold_gap(self.arm.finger_gap())
+
+    def over_the_spot(self) -> None:
+        """A place has the thing over its spot: it goes down held by the fingers alone."""
+        self._let_go_of_weld()
 
     def _let_go_of_weld(self) -> None:
         if self._weld_id is not None:
             self.p.removeConstraint(self._weld_id, physicsClientId=self.client)
             self._weld_id = None
+        self.arm.hold_gap(None)
 
     def _out_of_reach(self, call: SkillCall) -> str | None:
         """Why the arm cannot reach what the call acts on from where the base stands, if it cannot."""
@@ -427,6 +456,8 @@ class HouseholdBody:
             path = plan_path(self.costmap, start, goal_xy)
         except NavigationError as e:
             return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
+        if self.held is not None and self._weld_id is None:  # a place that failed let go of the weld
+            self._weld()
         self._tuck()
         self._hold_carried()
         carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []

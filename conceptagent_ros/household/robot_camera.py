@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.physical.mobile_arm import link_index
+from conceptagent_ros.household.mobile_arm import link_index
 
 HORIZONTAL_FOV = 1.05  # radians, the description's gz camera
 NEAR, FAR = 0.1, 10.0

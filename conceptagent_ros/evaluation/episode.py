@@ -40,7 +40,7 @@ class EpisodeSpec:
     realism: WorldRealism | None = None
     # "symbolic": skills change the embedded world's symbols; "pybullet": a body in PyBullet does
     # them, seeing through its own cameras, and the goal is judged on PyBullet's state: in a household
-    # scene conceptagent_mm in the exported world (physical/household_body.py), at the tabletop the
+    # scene conceptagent_mm in the exported world (household/body.py), at the tabletop the
     # Panda at the table the scene lays out (physical/tabletop_body.py)
     body: str = "symbolic"
     gui: bool = False  # a physical body in PyBullet's window
@@ -104,10 +104,10 @@ def embedded_task_map(world: World) -> TaskMap:
 
 def _physical_truth(body: Any, scene: Any) -> Any:
     """The goal's atoms on the physical body's simulator, by the judge of its kind of scene."""
-    from conceptagent_ros.physical.household_body import HouseholdBody
+    from conceptagent_ros.household.body import HouseholdBody
 
     if isinstance(body, HouseholdBody):
-        from conceptagent_ros.physical.household_judge import physical_household_state
+        from conceptagent_ros.household.judge import physical_household_state
 
         return physical_household_state(body.p, body.client, body.base.bodies, body.robot, scene, body.flags)
     from conceptagent_ros.physical.tabletop_judge import physical_state
@@ -133,7 +133,7 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
             raise ValueError("--body pybullet sees through the arm's own cameras and fails only as physics has it: "
                              "leave out --perception and --failure-rate")
         if scene.setting == "household":  # conceptagent_mm in the scene's exported world
-            from conceptagent_ros.physical.household_body import HouseholdBody
+            from conceptagent_ros.household.body import HouseholdBody
 
             robot = body = HouseholdBody(scene, seed=request.seed, gui=spec.gui)
         else:

@@ -11,6 +11,7 @@ the grasp planner's "can the hand be put there?"), then finishes in a straight l
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ READY = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.57, "elbow_joint":
 SIM_HZ = 240
 REACHED = 0.015  # metres: the hand stopped this near its goal got there
 TURNED = math.radians(12.0)
+WRIST_SWING = 1.0  # radians: a wrist turning further than this in a joint-space move turns on its own
 
 
 def joint_indices(p: Any, body: int, client: int) -> dict[str, int]:
@@ -143,6 +145,8 @@ class MobileArm:
         for finger in self.fingers:
             p.changeDynamics(robot, finger, lateralFriction=1.2, spinningFriction=0.002, physicsClientId=client)
         self.fingers_closed = False
+        self.held_gap: float | None = None
+        self.on_open: Callable[[], None] | None = None  # told before the hand opens (the body lets go of its grip)
 
     # -- state -----------------------------------------------------------------------------------
     def joint_angles(self) -> list[float]:
@@ -170,8 +174,17 @@ class MobileArm:
             self._hold_fingers()
             self.p.stepSimulation(physicsClientId=self.client)
 
+    def hold_gap(self, gap: float | None) -> None:
+        """Keep the closed fingers at this gap (metres) instead of squeezing on: while what they hold
+        is carried rigidly with the hand (the base driving), squeezing on pushes them into it, as
+        nothing there pushes back; None: squeeze again."""
+        self.held_gap = gap
+
     def _hold_fingers(self) -> None:
-        width = 0.0 if self.fingers_closed else FINGER_OPEN
+        if self.fingers_closed and self.held_gap is not None:
+            width = self.held_gap / 2
+        else:
+            width = 0.0 if self.fingers_closed else FINGER_OPEN
         for finger in self.fingers:
             self.p.setJointMotorControl2(self.robot, finger, self.p.POSITION_CONTROL, width, force=FINGER_FORCE,
                                          maxVelocity=0.2, physicsClientId=self.client)
@@ -218,11 +231,16 @@ class MobileArm:
         for n in range(1, steps + 1):
             self._track(start + (goal - start) * (n / steps), orientation)
             self.step(1)
+        aim = goal.copy()
         for _ in range(120):  # settle onto the goal
-            self._track(goal, orientation)
+            self._track(aim, orientation)
             self.step(1)
-            if np.linalg.norm(self.hand_pose()[0] - goal) < 0.005:
+            error = goal - self.hand_pose()[0]
+            if np.linalg.norm(error) < 0.005:
                 break
+            # integral action: position control leaves the stretched arm sagging under its own weight
+            # (2 cm at the reach of a table's far side), so aim past the goal by what is still missing
+            aim = aim + 0.05 * error
         return bool(np.linalg.norm(self.hand_pose()[0] - goal) < REACHED) and self._turn_off(orientation) <= TURNED
 
     def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
@@ -231,11 +249,24 @@ class MobileArm:
         if self._turn_off(orientation) <= TURNED and self._line(goal, orientation, speed):
             return True
         self.sync_kinematics()
-        solution = self.kinematics.solve(goal, orientation, self.joint_angles())
+        solution = self.kinematics.solve(goal, orientation, self.joint_angles(), tries=40)
         if solution is None:
             return False
-        self.joint_move(solution)
+        self._turn_then_reach(solution, goal)
         return self._line(goal, orientation, speed)
+
+    def _turn_then_reach(self, solution: list[float], goal: np.ndarray) -> None:
+        """A joint-space move in two parts, so that the hand does not sweep through the counter it
+        works over: going down, the wrist turns first where the hand is (up, at the ready pose) and
+        then the shoulder and elbow lower it; going up, the other way round. (Interpolating every
+        joint at once swung the hand through the sink's counter on its way from the ready pose to a
+        hand held level over it.)"""
+        now = self.joint_angles()
+        if max(abs(a - b) for a, b in zip(now[3:], solution[3:])) > WRIST_SWING:
+            wrist = list(now[:3]) + list(solution[3:])
+            arm = list(solution[:3]) + list(now[3:])
+            self.joint_move(wrist if self.hand_pose()[0][2] >= goal[2] else arm)
+        self.joint_move(solution)
 
     def rest(self) -> None:
         self.joint_move([READY[name] for name in ARM_JOINTS])
@@ -244,6 +275,8 @@ class MobileArm:
         self.joint_move([angles[name] for name in ARM_JOINTS])
 
     def open_hand(self) -> None:
+        if self.on_open is not None:
+            self.on_open()
         self.fingers_closed = False
         self.step(90)
 
