@@ -51,9 +51,9 @@ def add_parsers(sub: Any) -> None:
     up.add_argument("--skill-duration", type=float, help="seconds each simulated skill takes")
     up.add_argument("--failure-rate", action="append", metavar="SKILL=P")
     up.add_argument("--body", choices=("standin", "pybullet"), default="standin",
-                    help="the robot: standin (the embedded world, default) or pybullet (the Franka Panda at the "
-                         "physical tabletop, --scene tabletop: the manipulation node serves every skill and "
-                         "publishes what its cameras see)")
+                    help="the robot: standin (the embedded world, default) or pybullet (a body in PyBullet: in a "
+                         "household scene conceptagent_mm in the exported world, at --scene tabletop the Franka "
+                         "Panda; the manipulation node serves every skill and publishes what its cameras see)")
     up.add_argument("--nodes", default="robot,planner",
                     help="which nodes this process runs: robot, planner or robot,planner (one process per node "
                          "is how ros2 launch runs them)")
@@ -75,7 +75,8 @@ def add_parsers(sub: Any) -> None:
     demo.add_argument("--llm", default="offline")
     demo.add_argument("--timeout", type=float, default=300.0)
     demo.add_argument("--body", choices=("standin", "pybullet"), default="standin",
-                      help="pybullet: the Franka Panda at the physical tabletop is the robot (--scene tabletop)")
+                      help="pybullet: a body in PyBullet is the robot (conceptagent_mm in a household scene's "
+                           "exported world; at --scene tabletop the Franka Panda)")
     demo.set_defaults(func=cmd_demo)
 
     bench = ros_sub.add_parser("bench", help="ROS overhead against the embedded run; skill action round trip; "
@@ -159,8 +160,16 @@ def _graph_options(args: argparse.Namespace) -> Any:
         raise ConceptAgentError(f"--nodes takes robot, planner or both (comma-separated); got {getattr(args, 'nodes', '')!r}")
     manipulation = None
     if getattr(args, "body", "standin") == "pybullet" and "robot" in nodes:
-        manipulation = {"scene": robot.get("scene", "tabletop"), "action_prefix": "skills",
-                        "skills": ["navigate_to", "pick", "place", "open", "close"], "publish_scene_graph": True,
+        from conceptagent_ros.scene.loader import load_scene
+
+        scene = robot.get("scene", "tabletop")
+        if load_scene(scene).setting == "household":  # conceptagent_mm in the exported world: every skill
+            from conceptagent_ros.household.body import HouseholdBody
+
+            skills = list(HouseholdBody.SKILLS)
+        else:
+            skills = ["navigate_to", "pick", "place", "open", "close"]
+        manipulation = {"scene": scene, "action_prefix": "skills", "skills": skills, "publish_scene_graph": True,
                         "frame_id": "map"}
         if robot.keys() - {"scene"}:
             raise ConceptAgentError("--body pybullet: --skill-duration and --failure-rate are the stand-in's; "
@@ -183,9 +192,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     graph = bring_up(_graph_options(args))
     ns = "/" + args.namespace.strip("/")
-    example = "put the duck in the tray" if "manipulation" in graph.nodes else "put the apple in the fridge"
-    names = " + ".join({"robot": "robot stand-in", "planner": "planner", "manipulation": "PyBullet arm"}[n]
-                       for n in graph.nodes)
+    household = "manipulation" in graph.nodes and hasattr(graph.nodes["manipulation"].body, "top_view")
+    example = ("put the apple on the dining table" if household else "put the duck in the tray") \
+        if "manipulation" in graph.nodes else "put the apple in the fridge"
+    arm = "conceptagent_mm in PyBullet" if household else "PyBullet arm"
+    names = " + ".join({"robot": "robot stand-in", "planner": "planner", "manipulation": arm}[n] for n in graph.nodes)
     print(f"ROS graph up in namespace {ns} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
           f"{names}. Try:\n"
           f"  conceptagent say \"{example}\"\n"

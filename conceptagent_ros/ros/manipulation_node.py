@@ -22,7 +22,9 @@ Publishes:   grasp_markers (visualization_msgs/MarkerArray): the last grasp plan
              after every skill (stamped after its `finished`) and at publish_rate while idle
 Services:    with publish_scene_graph: get_scene_graph (conceptagent_ros/GetSceneGraph)
 Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tabletop the scene lays out,
-             seen by its own cameras; arm, a real arm (below); robot (string, panda): the hand and
+             seen by its own cameras, or in a household scene conceptagent_mm in the world the scene
+             exports (household/body.py: every skill of the library, navigate_to driving the
+             base; those with no physical model by their effects); arm, a real arm (below); robot (string, panda): the hand and
              arm description config/manipulation/<robot>.yaml; skills (string[], [pick, place, open,
              close]); action_prefix (string, manipulation); frame_id (string, world)
              body=pybullet: scene (string, tabletop); seed (int, 0); gui (bool, false);
@@ -79,13 +81,6 @@ class ManipulationNode(Node):
         kind = self.get_parameter("body").value
         if kind not in BODIES:
             raise ConceptAgentError(f"manipulation node: body {kind!r} is not one of {', '.join(BODIES)}")
-        from conceptagent_ros.manipulation.arm_skills import SKILLS
-
-        skills = list(self.get_parameter("skills").value)
-        unknown = [s for s in skills if s not in SKILLS]
-        if unknown:
-            raise ConceptAgentError(f"manipulation node: no executor for {', '.join(unknown)}; it serves "
-                                    f"{', '.join(SKILLS)}")
         self.frame = self.get_parameter("frame_id").value
         self._lock = threading.Lock()  # PyBullet is not thread-safe: one skill or one look at a time
         self._skill = threading.Lock()  # held while a skill runs: a second skill is refused, not queued
@@ -96,6 +91,17 @@ class ManipulationNode(Node):
             self._pybullet_body(group)
         else:
             self._arm_body(group, gripper_client, gripper_action_type)
+        from conceptagent_ros.manipulation.arm_skills import SKILLS
+
+        # a household body does every skill of the library (those without a physical model by their
+        # effects); an arm, its own
+        served = getattr(self.body, "SKILLS", SKILLS)
+        skills = list(self.get_parameter("skills").value)
+        unknown = [s for s in skills if s not in served]
+        if unknown:
+            self.destroy_body()
+            raise ConceptAgentError(f"manipulation node: no executor for {', '.join(unknown)}; it serves "
+                                    f"{', '.join(served)}")
         prefix = self.get_parameter("action_prefix").value.strip("/")
         self.servers = [ActionServer(self, ExecuteSkill, f"{prefix}/{skill}",
                                      execute_callback=lambda handle, s=skill: self._execute(handle, s),
@@ -115,12 +121,18 @@ class ManipulationNode(Node):
         self.declare_parameter("publish_rate", 1.0, d(description="scene graph rate while idle, Hz",
                                                       floating_point_range=[FloatingPointRange(from_value=0.05,
                                                                                                to_value=10.0)]))
-        from conceptagent_ros.physical.tabletop_body import TabletopBody
         from conceptagent_ros.scene.loader import load_scene
 
         self.scene = load_scene(self.get_parameter("scene").value)
-        self.body = TabletopBody(self.scene, seed=self.get_parameter("seed").value, gui=self.get_parameter("gui").value,
-                                 robot=self.get_parameter("robot").value)
+        seed, gui = self.get_parameter("seed").value, self.get_parameter("gui").value
+        if self.scene.setting == "household":  # conceptagent_mm in the world the scene exports
+            from conceptagent_ros.household.body import HouseholdBody
+
+            self.body = HouseholdBody(self.scene, seed=seed, gui=gui)
+        else:
+            from conceptagent_ros.physical.tabletop_body import TabletopBody
+
+            self.body = TabletopBody(self.scene, seed=seed, gui=gui, robot=self.get_parameter("robot").value)
         self.skills = self.body.skills
         self._run = self.body.execute
         if self.get_parameter("publish_scene_graph").value:
@@ -254,14 +266,19 @@ class ManipulationNode(Node):
         self.get_logger().info(outcome.message)
         return result
 
+    def destroy_body(self) -> None:
+        close = getattr(self.body, "close", None)
+        if close is not None:
+            close()
+        self.body = None
+        kinematics = getattr(self, "_kinematics", None)
+        if kinematics is not None:
+            kinematics.close()
+            self._kinematics = None
+
     def destroy_node(self) -> None:
         with self._lock:
-            close = getattr(self.body, "close", None)
-            if close is not None:
-                close()
-            kinematics = getattr(self, "_kinematics", None)
-            if kinematics is not None:
-                kinematics.close()
+            self.destroy_body()
         super().destroy_node()
 
 
