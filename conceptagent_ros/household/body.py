@@ -38,7 +38,7 @@ from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm
 from conceptagent_ros.household.robot_camera import RobotCamera
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
-from conceptagent_ros.manipulation.pick_executor import Arm
+from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
 from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
 from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
@@ -114,7 +114,8 @@ class HouseholdBody:
         self.kinds = {oid: model_kind(o).kind for oid, o in scene.objects.items()}
         self.spec_at_origin = load_robot_spec("conceptagent_mm")
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
-                                near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True)
+                                near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True,
+                                pick_config=PickConfig(unseen_after_lift_is_held=True))
         self.memory: dict[str, Seen] = {}
         self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
         self.searched: set[str] = set()
@@ -156,7 +157,9 @@ class HouseholdBody:
             return self.clouds()
         held = self.held
         if held is not None:
-            view[held.object_id] = self.clouds()[held.object_id]
+            in_hand = self.clouds().get(held.object_id)
+            if in_hand is not None:
+                view[held.object_id] = in_hand
         return view
 
     def hand(self) -> Arm:

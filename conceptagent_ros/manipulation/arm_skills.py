@@ -106,9 +106,11 @@ class ArmSkills:
 
     def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] | Callable[[], Collection[str]] = (),
                  table: str | None = None, floor_z: float | None = 0.0,
-                 near_hand: Callable[[str], bool] | None = None, mobile: bool = False):
+                 near_hand: Callable[[str], bool] | None = None, mobile: bool = False,
+                 pick_config: PickConfig | None = None):
         self.body, self.spec = body, spec
         self.mobile = mobile
+        self.pick_config = pick_config or PickConfig()
         self.near_hand = near_hand or (lambda receptacle: False)
         # a fixed set (a scene file's), or asked for each time (what perception labels a drawer now)
         self._drawers = drawers if callable(drawers) else (lambda fixed=frozenset(drawers): fixed)
@@ -222,7 +224,7 @@ class ArmSkills:
         plan = planner.plan(clouds[obj], self.others(clouds, obj))
         self.last_grasp_plan = plan
         self.phase(f"picking {obj} ({len(plan.candidates)} grasps planned)", 0.3)
-        config = PickConfig()
+        config = self.pick_config
 
         def locate() -> np.ndarray | None:
             seen = self.body.look().get(obj)

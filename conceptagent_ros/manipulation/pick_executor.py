@@ -41,6 +41,9 @@ class PickConfig:
     lift: float = 0.20
     gap_tolerance: float = 0.002  # above the empty-hand gap by this much: something is held
     lifted_fraction: float = 0.5  # the object must rise at least this share of the lift
+    # A camera that cannot see into the raised hand (a mast camera behind the arm: the hand hides
+    # what it holds) loses the object after the lift; True: the finger gap alone then says it is held
+    unseen_after_lift_is_held: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,9 @@ class PickExecutor:
         if arm.finger_gap() <= self.gripper.empty_gap + cfg.gap_tolerance:
             return PickResult(False, "SLIPPED", "the object slipped out during the lift", attempt, grasp)
         after = locate()
+        if after is None and cfg.unseen_after_lift_is_held:
+            return PickResult(True, "", f"held (gap {arm.finger_gap() * 1000:.1f} mm; the camera does not see into the "
+                                        "raised hand)", attempt, grasp)
         if before is not None and (after is None or after[2] - before[2] < cfg.lifted_fraction * cfg.lift):
             rose = "is no longer seen" if after is None else f"rose {100 * (after[2] - before[2]):.1f} cm"
             return PickResult(False, "SLIPPED", f"the object {rose} while the hand rose {100 * cfg.lift:.0f} cm",
