@@ -40,3 +40,10 @@ def test_the_report_lists_what_failed_only_on_the_body_with_why() -> None:
     only = text.split("## Failed on the body, succeeded in the symbolic world")[1]
     assert "- a (studio_kitchen, seed 0): pick:SLIPPED x2" in only and "- b " not in only  # b failed in both
     assert "| pick | SLIPPED | 2 | 1 |" in text and "| easy | react | pybullet | 3 | 1/3 = 33%" in text
+
+
+def test_why_names_the_stop_only_where_no_skill_failed() -> None:
+    budget = _row("d", False, [], stats={"steps": 40, "stop_reason": "step budget of 40 used up"})
+    assert why_failed(budget) == "unmet (in d sink_1); step budget of 40 used up"
+    kept_failing = _row("e", False, ["open:unavailable"], stats={"steps": 9, "stop_reason": "the skill open kept failing"})
+    assert why_failed(kept_failing) == "open:unavailable; unmet (in e sink_1)"

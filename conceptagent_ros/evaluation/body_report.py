@@ -33,13 +33,14 @@ def failures_by_skill(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, in
 
 
 def why_failed(row: dict[str, Any]) -> str:
-    """One line: the error, else the skills' failures (each kind once, with how often) and the unmet goal."""
+    """One line: the error, else the skills' failures (each kind once, with how often) and the unmet
+    goal; why the episode stopped only where no skill failed (a step budget used up, say)."""
     if row.get("error"):
         return str(row["error"])
     counted = Counter(row.get("skill_failures", []))
     parts = [f"{kind} x{n}" if n > 1 else kind for kind, n in counted.items()]
     unmet = ", ".join(row.get("unmet", []))
-    stop = row.get("stats", {}).get("stop_reason", "")
+    stop = "" if parts else row.get("stats", {}).get("stop_reason", "")
     return "; ".join(p for p in (", ".join(parts), f"unmet {unmet}" if unmet else "", stop) if p)
 
 
