@@ -192,7 +192,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     graph = bring_up(_graph_options(args))
     ns = "/" + args.namespace.strip("/")
-    household = "manipulation" in graph.nodes and hasattr(graph.nodes["manipulation"].body, "top_view")
+    from conceptagent_ros.household.body import HouseholdBody
+
+    household = "manipulation" in graph.nodes and isinstance(graph.nodes["manipulation"].body, HouseholdBody)
     example = ("put the apple on the dining table" if household else "put the duck in the tray") \
         if "manipulation" in graph.nodes else "put the apple in the fridge"
     arm = "conceptagent_mm in PyBullet" if household else "PyBullet arm"
