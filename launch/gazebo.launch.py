@@ -1,6 +1,6 @@
 """ConceptAgent against Gazebo: the scene's exported world in gz sim, the conceptagent_mm robot spawned
 at the scene's start, ros_gz_bridge (config/gazebo/bridge.yaml), robot_state_publisher, the
-ros2_control spawners (arm and gripper, config/gazebo/controllers.yaml), Nav2 on the exported map
+ros2_control spawners (arm, gripper and the camera's tilt, config/gazebo/controllers.yaml), Nav2 on the exported map
 (config/gazebo/nav2_params.yaml), then the perception, scene graph, planner, robot skills and
 manipulation nodes (config/gazebo/conceptagent_mm.yaml) and rviz.
 
@@ -105,7 +105,7 @@ def generate_launch_description() -> LaunchDescription:
                                "use_sim_time": sim_time}])
     spawners = Node(package="controller_manager", executable="spawner", output="screen",
                     arguments=["joint_state_broadcaster", "arm_controller", "gripper_controller",
-                               "--controller-manager", "/controller_manager"])
+                               "camera_tilt_controller", "--controller-manager", "/controller_manager"])
     perception = Node(package=PACKAGE, executable="perception_node", name="perception", namespace=ns, output="screen",
                       parameters=[params, {"use_sim_time": sim_time}], remappings=CAMERA_REMAPPINGS)
     scene_graph = Node(package=PACKAGE, executable="scene_graph_node", name="scene_graph", namespace=ns,

@@ -271,10 +271,14 @@ def test_the_controllers_drive_the_descriptions_joints(urdf) -> None:
     joints = {j.get("name"): j.get("type") for j in urdf.iter("joint") if j.get("type")}
     arm = controllers["arm_controller"]["ros__parameters"]["joints"]
     gripper = controllers["gripper_controller"]["ros__parameters"]["joint"]
-    assert set(arm) | {gripper} == hardware
-    assert all(joints[j] == "revolute" for j in arm) and joints[gripper] == "prismatic"
+    head = controllers["camera_tilt_controller"]["ros__parameters"]["joints"]
+    assert set(arm) | {gripper} | set(head) == hardware
+    assert all(joints[j] == "revolute" for j in arm + head) and joints[gripper] == "prismatic"
     manager = controllers["controller_manager"]["ros__parameters"]
-    assert {"joint_state_broadcaster", "arm_controller", "gripper_controller"} <= set(manager)
+    assert {"joint_state_broadcaster", "arm_controller", "gripper_controller", "camera_tilt_controller"} <= set(manager)
+    # every controller the manager knows is spawned by the launch
+    launch = (ROOT / "launch" / "gazebo.launch.py").read_text()
+    assert all(f'"{name}"' in launch for name in manager if name not in ("update_rate", "use_sim_time"))
     params = yaml.safe_load((GAZEBO / "conceptagent_mm.yaml").read_text())["/conceptagent/manipulation"]["ros__parameters"]
     assert params["kinematics.joint_names"] == arm
     assert params["arm.fjt_action"] == "/arm_controller/follow_joint_trajectory"

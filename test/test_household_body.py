@@ -109,6 +109,35 @@ def test_the_base_drives_to_a_thing_and_then_reaches_it(kitchen: HouseholdBody) 
     assert ("near", "apple_1") in kitchen.symbolic_state().atoms
 
 
+def test_the_arm_pulls_a_drawer_open_from_before_its_front_touching_nothing_else(kitchen: HouseholdBody) -> None:
+    """open(drawer_1): the base goes to stand before the drawer's front, the arm reaches down past
+    the cabinet's top to the handle held level and pulls. Judged on PyBullet: the slide's joint, the
+    cabinet where it stood, and no contact between the arm and the cabinet at any physics step."""
+    p, c = kitchen.p, kitchen.client
+    chest = kitchen.base.bodies["drawer_1"]
+    assert kitchen.execute(SkillCall("navigate_to", ("drawer_1",))).success
+    where = np.asarray(p.getBasePositionAndOrientation(chest, physicsClientId=c)[0])
+    first_arm_link = min(kitchen.arm.arm)
+    touched: list[int] = []
+    step = kitchen.arm.step
+
+    def watched_step(n: int = 1) -> None:
+        for _ in range(n):
+            step(1)
+            touched.extend(cp[3] for cp in p.getContactPoints(bodyA=kitchen.robot, bodyB=chest, linkIndexB=-1,
+                                                                physicsClientId=c) if cp[3] >= first_arm_link)
+
+    kitchen.arm.step = watched_step  # type: ignore[method-assign]
+    try:
+        opened = kitchen.execute(SkillCall("open", ("drawer_1",)))
+    finally:
+        kitchen.arm.step = step  # type: ignore[method-assign]
+    assert opened.success, opened.message
+    assert p.getJointState(chest, 0, physicsClientId=c)[0] > 0.05
+    assert float(np.linalg.norm(np.asarray(p.getBasePositionAndOrientation(chest, physicsClientId=c)[0]) - where)) < 0.01
+    assert not touched, f"the arm touched the cabinet {len(touched)} times"
+
+
 def test_a_household_task_runs_end_to_end_on_the_body_with_its_report_and_picture(tmp_path, capsys) -> None:
     """bench --body pybullet on one task: the robot drives, picks and places in PyBullet; the judge
     finds the goal on PyBullet's state; the report sets the body beside the symbolic run and the

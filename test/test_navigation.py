@@ -81,6 +81,26 @@ def test_the_approach_does_not_look_through_a_wall() -> None:
     assert abs(math.atan2(3.3 - pose.y, 3.2 - pose.x) - pose.yaw) < 1e-6  # facing the box
 
 
+def _to_box(x: float, y: float, centre: tuple[float, float], size: tuple[float, float]) -> float:
+    dx = max(abs(x - centre[0]) - size[0] / 2, 0.0)
+    dy = max(abs(y - centre[1]) - size[1] / 2, 0.0)
+    return math.hypot(dx, dy)
+
+
+def test_the_approach_stands_off_a_long_sofas_side_not_off_the_circle_round_its_corners() -> None:
+    """A 2 m x 0.9 m sofa in the right half, the robot in front of its long side: the base stops the
+    standoff from that side (out of the circle through its corners it stood 0.75 m off, beyond
+    the arm's reach of anything on the seat); with `side`, it goes round to that side instead."""
+    grid = room_with_a_wall(gap=4.0)  # the dividing wall all doorway: one open room
+    centre, size = (4.5, 3.0), (2.0, 0.9)
+    grid.occupied[int(2.55 / RES):int(3.45 / RES), int(3.5 / RES):int(5.5 / RES)] = True
+    cm = costmap(grid, 0.25)
+    front = approach_goal(cm, [], centre, (*size, 0.45), robot=(4.5, 1.0), standoff=0.35)
+    assert front.pose.y < 2.55 and _to_box(front.pose.x, front.pose.y, centre, size) == pytest.approx(0.35, abs=RES)
+    beside = approach_goal(cm, [], centre, (*size, 0.45), robot=(4.5, 1.0), standoff=0.35, side=math.pi)
+    assert beside.pose.x < 3.5 and _to_box(beside.pose.x, beside.pose.y, centre, size) == pytest.approx(0.35, abs=RES)
+
+
 def test_unknown_failure_codes_are_refused() -> None:
     with pytest.raises(ValueError):
         NavigationError("LOST", "nowhere")

@@ -96,3 +96,13 @@ def test_nan_points_and_an_empty_receptacle() -> None:
     with pytest.raises(ManipulationError) as failure:
         PlacePlanner().plan(RADIUS, HEIGHT, np.full((100, 3), np.nan))
     assert failure.value.code == "EMPTY_CLOUD"
+
+
+def test_asked_for_a_spot_near_the_edge_it_stays_two_centimetres_in_from_it() -> None:
+    """Near the hand, at a counter's front edge: the footprint's edge is kept 2 cm inside the support
+    (an estimated footprint runs a little small; a cup put down flush with a sink's edge tipped off)."""
+    top = table(half=0.2, centre=(0.5, 0.0))
+    place = PlacePlanner().plan(RADIUS, HEIGHT, top, near=(0.1, 0.0))  # the hand beyond the front edge at x=0.3
+    front_edge = float(top[:, 0].min())
+    inset = place.position[0] - RADIUS - front_edge
+    assert 0.019 <= inset <= 0.035, inset

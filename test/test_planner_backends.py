@@ -189,3 +189,36 @@ def test_the_offline_planner_goes_to_a_thing_its_holder_being_near_does_not_make
     assert ("near", "dining_table_1") in state.atoms and ("near", "cup_1") not in state.atoms
     proposal = OfflineBackend(s.world.domain, s.world.skills).propose(s.context("put the cup in the sink", "(in cup_1 sink_1)"))
     assert str(proposal.call) == "navigate_to(cup_1)", proposal.raw
+
+
+def test_the_offline_planner_puts_it_on_another_receptacle_after_a_place_failed_on_one() -> None:
+    """A body that could not put the book on the shelf it went to (no room, out of reach) is told
+    so; where the goal leaves the shelf open, the next plan puts it on another shelf rather than
+    trying the same place again."""
+    from conceptagent_ros.planning.oracles.offline import OfflineBackend
+    from conceptagent_ros.planning.proposal import StepRecord
+
+    s = setup("apartment")
+    for call in ("navigate_to(book_1)", "pick(book_1)"):
+        assert s.world.execute(C(call)).success, call
+    s.graph.integrate(s.world.observe(), 1)
+    goal = "(exists (?s - shelf) (in book_1 ?s))"
+    backend = OfflineBackend(s.world.domain, s.world.skills)
+    first_plan: list[str] = []
+    history: tuple = ()
+    for step in range(1, 6):  # to the first place of the plan
+        proposal = backend.propose(s.context("put the book on a shelf", goal, history, step))
+        assert proposal.call is not None and proposal.call.skill != "done", proposal.raw
+        if proposal.call.skill == "place":
+            break
+        first_plan.append(str(proposal.call))
+        outcome = s.world.execute(proposal.call)
+        s.graph.integrate(s.world.observe(), step + 1)
+        history += (StepRecord(step, proposal.call, True, outcome.success, outcome.message),)
+    failed_on = proposal.call.args[-1]
+    history += (StepRecord(step, proposal.call, True, False, f"{proposal.call} failed: NO_PLACE_FOUND", "physical"),)
+    retry = backend.propose(s.context("put the book on a shelf", goal, history, step + 1))
+    remaining = [str(c) for c in backend.remaining_plan]
+    assert retry.call is not None and retry.call != proposal.call, retry.raw
+    places = [c for c in remaining if c.startswith("place(")]
+    assert places and all(failed_on not in c for c in places), remaining

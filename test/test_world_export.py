@@ -211,3 +211,43 @@ def test_the_worlds_in_the_repository_are_what_the_scene_files_export(worlds) ->
             committed = REPO / "worlds" / f"{name}{suffix}"
             assert committed.is_file() and committed.read_bytes() == (worlds / f"{name}{suffix}").read_bytes(), \
                 f"{committed} is stale: run `make worlds`"
+
+
+def test_a_hand_sized_pull_opens_each_drawer_without_dragging_its_cabinet(worlds) -> None:
+    """As the project loads a world (world/pybullet_world.load_world), under gravity: 20 N on a
+    drawer's front, outward, slides the drawer 15 cm out within a second while its cabinet stays put. (PyBullet's own
+    joint motors held every drawer still, and a cabinet standing on its back panel alone tipped onto
+    its drawer's front: a pull dragged the whole cabinet across the floor instead.)"""
+    p = pytest.importorskip("pybullet")
+    from conceptagent_ros.world.pybullet_world import load_world
+
+    client = p.connect(p.DIRECT)
+    try:
+        bodies = load_world(p, worlds / "apartment.sdf", client)
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=client)
+        pulled = 0
+        for name, body in sorted(bodies.items()):
+            slides = [j for j in range(p.getNumJoints(body, physicsClientId=client))
+                      if p.getJointInfo(body, j, physicsClientId=client)[2] == p.JOINT_PRISMATIC]
+            for j in slides:
+                carcass = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+                start = p.getJointState(body, j, physicsClientId=client)[0]
+                for _ in range(240):  # until it stands 15 cm out (at its end stop, the pull takes the cabinet)
+                    if p.getJointState(body, j, physicsClientId=client)[0] - start > 0.15:
+                        break
+                    state = p.getLinkState(body, j, physicsClientId=client)
+                    outward = Rotation.from_quat(state[5]).apply([1.0, 0.0, 0.0])  # the model's +x: out of the front
+                    p.applyExternalForce(body, j, (20.0 * outward).tolist(), state[0], p.WORLD_FRAME,
+                                         physicsClientId=client)
+                    p.stepSimulation(physicsClientId=client)
+                moved = p.getJointState(body, j, physicsClientId=client)[0] - start
+                shifted = np.linalg.norm(np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+                                         - carcass)
+                assert moved > 0.1, (name, moved)
+                assert shifted < 0.01, (name, shifted)
+                pulled += 1
+        assert pulled >= 2  # the drawer and the dresser
+    finally:
+        p.disconnect(client)

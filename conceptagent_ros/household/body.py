@@ -57,12 +57,22 @@ from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill
 from conceptagent_ros.world.export import export_world
 from conceptagent_ros.world.house import House, house
 from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, robot_urdf
-from conceptagent_ros.world.sdf_world import SLIDING, model_kind
+from conceptagent_ros.world.sdf_world import SLIDING, front_yaw, model_kind
 from conceptagent_ros.world.spawn import start_pose
 
 PHYSICAL_SKILLS = ("navigate_to", "pick", "place", "open", "close")
 LOOK_YAWS = 6  # views of a look around (the camera is 60 degrees across)
+# the head's tilts a look takes in: down at the workspace (0), and up at what stands above the arm
+# (a 1.2 m shelf's top is above the lowered view from anywhere the arm reaches it)
+LOOK_TILTS = (0.0, -0.45)
 CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or above it) still rests on it
+# metres from the side of what navigate_to goes to, to the base's middle: its near edge 43 cm in
+# front of the shoulder, where the arm works best (at 35 cm the hand reached over the near edge of a
+# coffee table only bent back on itself)
+APPROACH_STANDOFF = 0.5
+WELD_FORCE = 60.0  # newtons: the carrying grip (_weld)
+FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
+FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
 
 
@@ -207,11 +217,30 @@ class HouseholdBody:
         self._dir.cleanup()
 
     # -- seeing ------------------------------------------------------------------------------------
-    def clouds(self) -> Clouds:
-        """Per scene id, the points the camera sees of it now; a carried thing's half hidden from the
-        camera filled in by symmetry; what the hand holds, where the hand holds it."""
+    def clouds(self, tilts: Collection[float] = (0.0,)) -> Clouds:
+        """Per scene id, the points the camera sees of it now, with the head at each of `tilts` in
+        turn (their points together); a thing's half hidden from the camera filled in by symmetry;
+        what the hand holds, where the hand holds it."""
+        views: dict[str, list[np.ndarray]] = {}
+        for tilt in tilts:
+            self.camera.tilt(tilt)
+            for name, points in self._view_now().items():
+                views.setdefault(name, []).append(points)
+        self.camera.tilt(0.0)
+        eye = self.camera.pose()[0]  # the head tilts about a joint a few centimetres from the lens
+        out: Clouds = {}
+        for name, parts in views.items():
+            points = np.concatenate(parts)
+            out[name] = mirror_completed(points, eye) if self.kinds.get(name) == "item" else points
+        held = self.held
+        if held is not None and self.in_hand is not None:
+            out[held.object_id] = from_frame(self.in_hand, *self.arm_hand_frame())
+        self._remember(out)
+        return out
+
+    def _view_now(self) -> Clouds:
+        """Per scene id, the points one image shows of it (as seen: not completed)."""
         image = self.camera.capture()
-        eye = self.camera.pose()[0]
         out: Clouds = {}
         for name, points in self.camera.clouds(image, self.names).items():
             if name not in self.scene.objects or len(points) < 10:
@@ -219,11 +248,7 @@ class HouseholdBody:
             if self.kinds.get(name) == "door":  # the carcass's points: a swung door is not the fridge's extent
                 links = image.links[(image.bodies == self.base.bodies[name]) & np.isfinite(image.points).all(axis=-1)]
                 points = points[links == -1] if (links == -1).sum() >= 10 else points
-            out[name] = mirror_completed(points, eye) if self.kinds.get(name) == "item" else points
-        held = self.held
-        if held is not None and self.in_hand is not None:
-            out[held.object_id] = from_frame(self.in_hand, *self.arm_hand_frame())
-        self._remember(out)
+            out[name] = points
         return out
 
     def arm_hand_frame(self) -> tuple[np.ndarray, np.ndarray]:
@@ -261,7 +286,7 @@ class HouseholdBody:
         for k in range(LOOK_YAWS):
             self.base.place(Pose2D(start.x, start.y, start.yaw + 2 * math.pi * k / LOOK_YAWS))
             self._carry()
-            self.clouds()
+            self.clouds(LOOK_TILTS)
         self.base.place(start)
         self._carry()
 
@@ -335,14 +360,21 @@ class HouseholdBody:
             return self._navigate(call)
         if call.skill not in PHYSICAL_SKILLS:
             return self._symbolic(call)
+        if call.skill in ("open", "close") and self.kinds.get(call.args[0]) == "item":
+            # a box that opens is exported lidless (world/sdf_world): it stands open, and open or
+            # close changes only its flag, once in reach with the hand's state right
+            return self._symbolic(call, "the exported box has no lid")
         if call.skill in ("open", "close") and call.args[0] not in self._drawers():
             return SkillOutcome(call, False, f"{call}: the arm opens and closes drawers only; {call.args[0]} has a "
                                              "hinged door, which no executor of this body swings yet", "unavailable")
+        if call.skill in ("open", "close"):
+            self._stand_before_front(call.args[0])
+        self._face(call.args[1] if call.skill == "place" else call.args[0])
         far = self._out_of_reach(call)
         if far is not None:
             return SkillOutcome(call, False, f"{call} was refused: {far}", "precondition")
         self._tuck()  # to see unhidden by the arm what the skill will plan on (look())
-        self._view = self.clouds()
+        self._view = self.clouds(LOOK_TILTS)
         before = self._view.get(call.args[0]) if call.skill == "pick" else None
         self._ready()
         if call.skill == "place" and self.held is not None:
@@ -364,15 +396,69 @@ class HouseholdBody:
             self.look_around()
         else:  # the arm out of the camera's way, to see what the skill left (the hand hides what it put down)
             self._tuck()
-            self.clouds()
+            self.clouds(LOOK_TILTS)
         return outcome
 
+    def _stand_before_front(self, target: str) -> None:
+        """Drive to stand square in front of a drawer, FRONT_STANDOFF out on its front's normal,
+        facing it, across from its handle: a pull runs along the normal, and from an approach
+        pose off to one side (navigate_to stands wherever the arm reaches some of the cabinet) the
+        handle is seen edge-on and pulled across the arm. The front is measured from what the
+        camera sees (articulation_planner.front_geometry); where it is not seen, or no free path
+        leads there, the base stays and the skill tries from where it stands."""
+        from conceptagent_ros.manipulation.articulation_planner import front_geometry
+        from conceptagent_ros.manipulation.failures import ManipulationError
+
+        self._tuck()
+        points = self.clouds().get(target)
+        if points is None:
+            return
+        pose = self.base.pose
+        try:
+            front = front_geometry(points, (pose.x, pose.y))
+        except ManipulationError:
+            return
+        middle = front.handle if front.handle is not None else front.centre
+        across = front.centre + front.width_axis * float((middle - front.centre) @ front.width_axis)
+        goal = (float(across[0] + front.normal[0] * FRONT_STANDOFF), float(across[1] + front.normal[1] * FRONT_STANDOFF))
+        yaw = math.atan2(-front.normal[1], -front.normal[0])
+        if math.dist(goal, (pose.x, pose.y)) < 0.03 and abs(math.remainder(yaw - pose.yaw, 2 * math.pi)) < 0.05:
+            return
+        try:
+            path = plan_path(self.costmap, (pose.x, pose.y), goal, goal_tolerance=0.1)
+        except NavigationError:
+            return
+        self.base.drive(path, yaw)
+        self.skills.spec = self._spec_here()
+        self.arm.sync_kinematics()
+
+    def _face(self, target: str) -> None:
+        """Turn the base on the spot toward what a skill acts on, where the camera looks too far
+        from it: the arm works in front of the mast and the camera sees 60 degrees across, so a
+        thing beside or behind the robot (it began there, or a look around found it there) is
+        neither seen nor reached by the skill. A round base turns freely where it stands."""
+        seen = self.memory.get(target)
+        if seen is None:
+            return
+        pose = self.base.pose
+        bearing = math.atan2(float(seen.centre[1]) - pose.y, float(seen.centre[0]) - pose.x)
+        if abs(math.remainder(bearing - pose.yaw, 2 * math.pi)) <= FACING_TOLERANCE:
+            return
+        self._tuck()
+        self._hold_carried()
+        self.base.place(Pose2D(pose.x, pose.y, bearing))
+        self._carry()
+        self.skills.spec = self._spec_here()
+        self.arm.sync_kinematics()
+
     def _weld(self) -> None:
-        """Hold what the hand grasped rigidly from the lift until a place has it over its spot: a grip
-        set for carrying, while the arm tucks, the base drives and the arm swings the thing over the
-        place (PyBullet's friction contacts creep under such swings, which a real hand's grip does
-        not; a cup swung from hanging below the hand to held level slid out of it). The grasp, the
-        lift and its check, the way down and the release are friction alone."""
+        """Hold what the hand grasped rigidly from the lift until the hand opens to let it go: a
+        grip set for carrying, while the arm tucks, the base drives and the arm swings the thing
+        over the place and lowers it (PyBullet's friction contacts creep under such motions, which a
+        real hand's 60 N grip does not: a cup swung from hanging below the hand to held level slid
+        out of it; a 9 cm cube turned in the fingers on its way down onto a sink and fell to the
+        floor). The grasp, the lift and its check, and the release are friction alone; what the
+        thing meets on its way down stops the hand (the place reports COLLISION)."""
         if self.held is None:
             return
         p, c = self.p, self.client
@@ -383,12 +469,10 @@ class HouseholdBody:
         local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
         self._weld_id = p.createConstraint(self.robot, self.arm.grasp_link, body, -1, p.JOINT_FIXED, [0, 0, 0],
                                            local[0], [0, 0, 0], local[1], [0, 0, 0, 1], physicsClientId=c)
-        p.changeConstraint(self._weld_id, maxForce=500, physicsClientId=c)
+        # as firm as the fingers squeeze (60 N): it gives where the thing meets its support on the way down
+        # (at 500 N it pressed a cube 2 mm into a sink, which threw the cube off as the hand let go)
+        p.changeConstraint(self._weld_id, maxForce=WELD_FORCE, physicsClientId=c)
         self.arm.hold_gap(self.arm.finger_gap())
-
-    def over_the_spot(self) -> None:
-        """A place has the thing over its spot: it goes down held by the fingers alone."""
-        self._let_go_of_weld()
 
     def _let_go_of_weld(self) -> None:
         if self._weld_id is not None:
@@ -453,8 +537,11 @@ class HouseholdBody:
                     return SkillOutcome(call, False, f"{call} failed: {target} has not been seen; the robot does not "
                                                      "know where it is", "precondition")
                 size = tuple(float(v) for v in seen.hi - seen.lo)
+                side = self._front_side(target)
+                # before a front, as far out as the arm pulls it from: nearer, the camera sees only its top
                 approach = approach_goal(self.costmap, self.home.plan.walls, (float(seen.centre[0]), float(seen.centre[1])),
-                                         size, start, reach=self.spec_at_origin.arm.reach)  # type: ignore[arg-type]
+                                         size, start, reach=self.spec_at_origin.arm.reach,  # type: ignore[arg-type]
+                                         side=side, standoff=FRONT_STANDOFF if side is not None else APPROACH_STANDOFF)
                 goal_xy, goal_yaw = (approach.pose.x, approach.pose.y), approach.pose.yaw
             path = plan_path(self.costmap, start, goal_xy)
         except NavigationError as e:
@@ -477,7 +564,15 @@ class HouseholdBody:
                                 "OUT_OF_REACH")
         return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s")
 
-    def _symbolic(self, call: SkillCall) -> SkillOutcome:
+    def _front_side(self, target: str) -> float | None:
+        """The heading a door or drawer opens toward (the map's: the world was built with it), so
+        that the base stands where the arm pulls it open; from the side, the front is seen edge-on
+        and its handle not at all. None for what does not open."""
+        if self.kinds.get(target) not in ("door", "drawer"):
+            return None
+        return front_yaw(self.home.boxes[target], self.scene, self.scene.objects[target])
+
+    def _symbolic(self, call: SkillCall, why: str = "this body has no physical model of it") -> SkillOutcome:
         """A skill with no physical model: its declared effects, once its preconditions hold on
         what the robot perceives."""
         state = self.symbolic_state()
@@ -496,4 +591,4 @@ class HouseholdBody:
                 self.flags[atom[1]][atom[0]] = False
         if call.skill == "search":
             self.searched.add(call.args[0])
-        return SkillOutcome(call, True, f"{call} succeeded (its effects applied; this body has no physical model of it)")
+        return SkillOutcome(call, True, f"{call} succeeded (its effects applied; {why})")

@@ -6,7 +6,11 @@ fingers close on is held (or slips) by friction, as on the tabletop's Panda.
 Where tracking from the present joints cannot get there (a large turn of the wrist, from pointing
 down to pointing forward), the arm goes in joint space to an IK solution within the joints' limits
 found on a kinematic copy of the robot in a second PyBullet client (ArmKinematics: it also answers
-the grasp planner's "can the hand be put there?"), then finishes in a straight line.
+the grasp planner's "can the hand be put there?"), then finishes in a straight line. Every move in
+joint space (these, tucking, the ready pose) follows a path that keeps the arm out of the world and
+off the robot's own base and mast (manipulation/joint_path on ArmClearance's checks against the
+world's collision shapes): from the ready pose to a drawer's handle held level, interpolating the
+joints swung the hand down through the cabinet's top.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
+from conceptagent_ros.manipulation.joint_path import plan_joint_path
 from conceptagent_ros.world.robot_description import ARM_JOINTS, GRASP_LINK
 
 # The description's grasp_link points along its x (the palm's way), its fingers move along its y:
@@ -34,6 +39,7 @@ READY = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.57, "elbow_joint":
 SIM_HZ = 240
 REACHED = 0.015  # metres: the hand stopped this near its goal got there
 TURNED = math.radians(12.0)
+MOST_AIM_PAST = 0.3  # radians a joint is commanded past its goal at most, to make up for sagging
 WRIST_SWING = 1.0  # radians: a wrist turning further than this in a joint-space move turns on its own
 
 
@@ -130,6 +136,62 @@ class ArmKinematics:
             pass
 
 
+SELF_LINKS = ("base_link", "mast_link", "camera_link", "laser_link")  # the robot's own, that the arm must miss
+FAR_ARM_LINKS = ("forearm_link", "wrist_1_link", "wrist_2_link", "flange_link", "hand_link", "left_finger",
+                 "right_finger")  # the arm's links that can fold back onto the robot
+# metres: nearer than this is touching. Position control leaves the stretched arm 1-2 cm below its
+# commanded pose, so a path checked with less margin put the hand on a cabinet's top it was to pass over
+CLEARANCE = 0.03
+
+
+class ArmClearance:
+    """Whether arm joint angles put the arm into the world or onto the robot itself, checked on
+    the physical world's own collision shapes: the arm's joints are set, contacts computed, and
+    the joints put back as they were (nothing is stepped, so nothing else moves). Contacts present
+    at the start or the goal of a move (the hand at a handle, a thing in the fingers) are allowed
+    all along it."""
+
+    def __init__(self, p: Any, client: int, robot: int, arm_joints: list[int]):
+        self.p, self.client, self.robot, self.arm_joints = p, client, robot, arm_joints
+        names = {p.getJointInfo(robot, j, physicsClientId=client)[12].decode(): j
+                 for j in range(p.getNumJoints(robot, physicsClientId=client))}
+        names["base_link"] = -1
+        first = min(arm_joints)
+        self.arm_links = {j for j in names.values() if j >= first}
+        self.self_pairs = [(names[a], names[b]) for a in FAR_ARM_LINKS for b in SELF_LINKS if a in names and b in names]
+        self.ignored_bodies: set[int] = set()  # what the hand carries
+
+    def contacts(self, q: np.ndarray) -> set[tuple[int, int, int]]:
+        """(arm link, other body, other link) touching at joint angles `q`."""
+        p, c = self.p, self.client
+        saved = [p.getJointState(self.robot, j, physicsClientId=c)[:2] for j in self.arm_joints]
+        for j, angle in zip(self.arm_joints, q):
+            p.resetJointState(self.robot, j, float(angle), physicsClientId=c)
+        try:
+            # the bodies near the arm's box, then their distance to each arm link (contact points
+            # come only within Bullet's 2 cm contact threshold, less than CLEARANCE)
+            p.performCollisionDetection(physicsClientId=c)
+            boxes = np.array([p.getAABB(self.robot, link, physicsClientId=c) for link in self.arm_links])
+            near = p.getOverlappingObjects((boxes[:, 0].min(axis=0) - CLEARANCE).tolist(),
+                                           (boxes[:, 1].max(axis=0) + CLEARANCE).tolist(), physicsClientId=c) or []
+            touching = set()
+            for body in sorted({b for b, _ in near} - {self.robot} - self.ignored_bodies):
+                touching |= {(cp[3], cp[2], cp[4]) for cp in p.getClosestPoints(self.robot, body, CLEARANCE,
+                                                                                 physicsClientId=c)
+                             if cp[3] in self.arm_links}
+            for a, b in self.self_pairs:
+                if p.getClosestPoints(self.robot, self.robot, CLEARANCE, a, b, physicsClientId=c):
+                    touching.add((a, self.robot, b))
+        finally:
+            for j, (angle, velocity) in zip(self.arm_joints, saved):
+                p.resetJointState(self.robot, j, angle, velocity, physicsClientId=c)
+        return touching
+
+    def free_between(self, start: np.ndarray, goal: np.ndarray):  # noqa: ANN201 - a joint_path.Free
+        allowed = self.contacts(start) | self.contacts(goal)
+        return lambda q: not (self.contacts(q) - allowed)
+
+
 class MobileArm:
     """The Arm protocol on the physical robot in client `client` (its base fixed where the base
     stands). `kinematics`: the copy used for reach checks and joint-space moves."""
@@ -147,6 +209,7 @@ class MobileArm:
         self.fingers_closed = False
         self.held_gap: float | None = None
         self.on_open: Callable[[], None] | None = None  # told before the hand opens (the body lets go of its grip)
+        self.clearance = ArmClearance(p, client, robot, self.arm)
 
     # -- state -----------------------------------------------------------------------------------
     def joint_angles(self) -> list[float]:
@@ -214,7 +277,18 @@ class MobileArm:
         for k in range(1, steps + 1):
             self._command([a + (b - a) * k / steps for a, b in zip(now, goal)])
             self.step(1)
-        self.step(30)
+        # settle with integral action: position control leaves the stretched arm short of its goal
+        # under its own weight and its load (0.12 rad at the shoulder, the hand 24 degrees off
+        # pointing down over a coffee table), so aim past the goal by what is missing, within bounds
+        target = np.asarray(goal, dtype=float)
+        aim = target.copy()
+        for _ in range(150):
+            self._command(aim.tolist())
+            self.step(1)
+            error = target - np.asarray(self.joint_angles())
+            if float(np.abs(error).max()) < 0.003:
+                break
+            aim = np.clip(aim + 0.05 * error, target - MOST_AIM_PAST, target + MOST_AIM_PAST)
 
     def _turn_off(self, orientation: np.ndarray) -> float:
         """Radians between the hand's turn now and `orientation`; a parallel hand turned half about
@@ -241,7 +315,7 @@ class MobileArm:
             # integral action: position control leaves the stretched arm sagging under its own weight
             # (2 cm at the reach of a table's far side), so aim past the goal by what is still missing
             aim = aim + 0.05 * error
-        return bool(np.linalg.norm(self.hand_pose()[0] - goal) < REACHED) and self._turn_off(orientation) <= TURNED
+        return self._there(goal, orientation)
 
     def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
         goal = np.asarray(position, dtype=float)
@@ -252,8 +326,17 @@ class MobileArm:
         solution = self.kinematics.solve(goal, orientation, self.joint_angles(), tries=40)
         if solution is None:
             return False
-        self._turn_then_reach(solution, goal)
+        if not self.move_joints(solution):
+            self._turn_then_reach(solution, goal)
+        if self._there(goal, orientation):
+            # the joint-space move put the hand there: tracking on from here with the unconstrained
+            # IK of _line trades the hand's turn for position near a stretched wrist (16 degrees
+            # off at a drawer's handle held level, 37 cm below the shoulder)
+            return True
         return self._line(goal, orientation, speed)
+
+    def _there(self, goal: np.ndarray, orientation: np.ndarray) -> bool:
+        return bool(np.linalg.norm(self.hand_pose()[0] - goal) < REACHED) and self._turn_off(orientation) <= TURNED
 
     def _turn_then_reach(self, solution: list[float], goal: np.ndarray) -> None:
         """A joint-space move in two parts, so that the hand does not sweep through the counter it
@@ -268,11 +351,30 @@ class MobileArm:
             self.joint_move(wrist if self.hand_pose()[0][2] >= goal[2] else arm)
         self.joint_move(solution)
 
+    def move_joints(self, goal: list[float]) -> bool:
+        """To joint angles `goal` along a path that touches nothing new (joint_path); False, without
+        moving, where none was found (the goal itself touches something, or the search gave up)."""
+        start = np.asarray(self.joint_angles())
+        target = np.asarray(goal, dtype=float)
+        kin = self.kinematics
+        lower = [kin.lower[slot] for slot in kin.arm_slots]
+        upper = [kin.upper[slot] for slot in kin.arm_slots]
+        path = plan_joint_path(start, target, self.clearance.free_between(start, target), lower, upper)
+        if path is None:
+            return False
+        for q in path[1:]:
+            self.joint_move([float(v) for v in q])
+        return True
+
     def rest(self) -> None:
-        self.joint_move([READY[name] for name in ARM_JOINTS])
+        goal = [READY[name] for name in ARM_JOINTS]
+        if not self.move_joints(goal):
+            self.joint_move(goal)
 
     def tuck(self, angles: dict[str, float]) -> None:
-        self.joint_move([angles[name] for name in ARM_JOINTS])
+        goal = [angles[name] for name in ARM_JOINTS]
+        if not self.move_joints(goal):
+            self.joint_move(goal)
 
     def open_hand(self) -> None:
         if self.on_open is not None:

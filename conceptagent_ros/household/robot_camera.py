@@ -1,5 +1,6 @@
-"""The robot's own RGB-D camera in PyBullet: the description's mast camera (camera_link, pitched
-down at the workspace; 1.05 rad across, as its Gazebo sensor says), rendered where the link is now,
+"""The robot's own RGB-D camera in PyBullet: the description's mast camera (camera_link, on a head
+that tilts: pitched down at the workspace at 0, up to see the tops of shelves; 1.05 rad across, as
+its Gazebo sensor says), rendered where the link is now,
 with the simulator's segmentation masks naming the model each pixel shows. What comes out is what
 a depth camera gives: per pixel a world point back-projected from depth, and per seen model the
 points its mask covers (segmentation from the simulator, geometry from depth)."""
@@ -15,6 +16,7 @@ from scipy.spatial.transform import Rotation
 from conceptagent_ros.household.mobile_arm import link_index
 
 HORIZONTAL_FOV = 1.05  # radians, the description's gz camera
+TILT_FORCE = 5.0  # newton-metres, the description's effort limit
 NEAR, FAR = 0.1, 10.0
 
 
@@ -36,6 +38,14 @@ class RobotCamera:
         vertical = 2 * math.degrees(math.atan(math.tan(HORIZONTAL_FOV / 2) / aspect))
         self.projection = np.asarray(p.computeProjectionMatrixFOV(vertical, aspect, NEAR, FAR),
                                      dtype=float).reshape(4, 4, order="F")
+
+    def tilt(self, angle: float) -> None:
+        """Tilt the head to `angle` (radians; 0 looks down at the workspace, negative further up)
+        and hold it there. The head is light and quick: it is put there, not driven."""
+        p = self.p
+        p.resetJointState(self.robot, self.link, angle, physicsClientId=self.client)
+        p.setJointMotorControl2(self.robot, self.link, p.POSITION_CONTROL, angle, force=TILT_FORCE,
+                                physicsClientId=self.client)
 
     def pose(self) -> tuple[np.ndarray, np.ndarray]:
         """camera_link's position and rotation matrix (x forward, z up) in the world."""

@@ -32,6 +32,7 @@ from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 OPEN_BY = 0.10  # how far open() pulls a drawer
 SEEN_OPEN = 0.05  # a drawer measured at least this far out is open; at most SEEN_CLOSED, closed
 SEEN_CLOSED = 0.02
+SAME_FRONT_COS = float(np.cos(np.radians(15.0)))  # two fronts whose normals are this near are one front
 GAP_TOLERANCE = 0.002  # above the empty hand's gap by this much: something is held
 ARITY = {"navigate_to": 1, "pick": 1, "place": 2, "open": 1, "close": 1}
 SKILLS = tuple(ARITY)  # navigate_to: a fixed arm reaches what it reaches from its base
@@ -69,9 +70,6 @@ class ArmBody(Protocol):
 
     def stop(self) -> None:
         """Hold the arm where it is (a cancel)."""
-
-    # Optional: over_the_spot() -> None, called when a place has the thing over its spot, before it
-    # goes down (household/body.py: its grip set for carrying goes back to the fingers there).
 
 
 @dataclass
@@ -119,6 +117,7 @@ class ArmSkills:
         self.last_grasp_plan: GraspPlan | None = None  # for pictures and rviz markers
         self.last_grasp: GraspCandidate | None = None
         self.watch = SkillWatch()
+        self._closed_fronts: dict[str, FrontGeometry] = {}  # each drawer's most recessed front seen so far
 
     # -- one skill call ------------------------------------------------------------------------------
     def execute(self, call: SkillCall, watch: SkillWatch | None = None, log: TextIO | None = None) -> SkillOutcome:
@@ -189,7 +188,9 @@ class ArmSkills:
 
     def drawer_openings(self, clouds: Clouds) -> dict[str, float]:
         """Each seen drawer's opening (m), measured from its front's points against the most
-        recessed front (a closed drawer's)."""
+        recessed front (a closed drawer's): of the drawers seen now (a cabinet's row of drawers,
+        their fronts flush when closed), or of this drawer as seen before (a chest with one drawer;
+        the scenes' drawers start closed)."""
         fronts: dict[str, FrontGeometry] = {}
         for sid in self.drawers:
             if sid in clouds:
@@ -199,9 +200,17 @@ class ArmSkills:
                     continue
         if not fronts:
             return {}
-        reference = min(fronts.values(), key=lambda f: float(f.centre @ f.normal))  # least toward the robot
+        row = min(fronts.values(), key=lambda f: float(f.centre @ f.normal))  # least toward the robot
         openings = {}
-        for sid in fronts:
+        for sid, front in fronts.items():
+            # only fronts facing the same way count (seen from beside, a chest's side passes for its front)
+            same_way = [f for f in (row, self._closed_fronts.get(sid)) if f is not None
+                        and float(f.normal @ front.normal) >= SAME_FRONT_COS]
+            reference = min([front, *same_way], key=lambda f: float(f.centre @ front.normal))
+            remembered = self._closed_fronts.get(sid)
+            if remembered is None or float(remembered.normal @ front.normal) < SAME_FRONT_COS \
+                    or float(front.centre @ front.normal) < float(remembered.centre @ front.normal):
+                self._closed_fronts[sid] = front
             try:
                 openings[sid] = drawer_opening(clouds[sid], reference)
             except ManipulationError:
@@ -254,7 +263,7 @@ class ArmSkills:
             else self._bearing_turn(spot.position) if self.mobile else 0.0
         self.phase(f"putting {obj} down", 0.3)
         done = place(self.watched_hand(), self.spec.gripper, self.held.hand_position, self.held.grasp.rotation, held,
-                     spot, turn=turn, over_the_spot=getattr(self.body, "over_the_spot", None))
+                     spot, turn=turn)
         if not done.success:
             if done.code != "UNREACHABLE" and not self.holds_something():  # it left the hand on the way
                 self.held = None

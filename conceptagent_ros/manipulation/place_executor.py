@@ -3,7 +3,6 @@ the object's bottom centre (as seen in the hand) comes over the spot, descends t
 height, opens and withdraws. Every failure ends with a named code."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,12 +55,9 @@ def hand_turn_along(hand_rotation: np.ndarray, direction: np.ndarray) -> float:
 
 
 def place(arm: Arm, gripper: GripperSpec, hand_position: np.ndarray, hand_rotation: np.ndarray, held: HeldObject,
-          spot: PlacePose, gap_tolerance: float = 0.002, turn: float = 0.0,
-          over_the_spot: Callable[[], None] | None = None) -> PlaceResult:
+          spot: PlacePose, gap_tolerance: float = 0.002, turn: float = 0.0) -> PlaceResult:
     """Carry the held object from the hand's pose to `spot`, let go, withdraw. `turn`: radians about
-    the vertical through the object that the hand (and the object with it) turns on the way.
-    `over_the_spot`: called once the object is over the spot, before it goes down (a body that
-    carries things rigidly hands them back to its fingers there)."""
+    the vertical through the object that the hand (and the object with it) turns on the way."""
     offset = np.asarray(hand_position, dtype=float) - held.bottom_centre  # hand relative to the object's bottom
     if turn:
         c, s = np.cos(turn), np.sin(turn)
@@ -72,8 +68,6 @@ def place(arm: Arm, gripper: GripperSpec, hand_position: np.ndarray, hand_rotati
         return PlaceResult(False, "UNREACHABLE", "the arm did not reach above the place")
     if arm.finger_gap() <= gripper.empty_gap + gap_tolerance:
         return PlaceResult(False, "SLIPPED", "the object fell out of the hand on the way")
-    if over_the_spot is not None:
-        over_the_spot()
     if not arm.move_hand(release, hand_rotation, speed=0.4):
         return PlaceResult(False, "COLLISION", "the hand was stopped on its way down")
     arm.open_hand()

@@ -37,27 +37,42 @@ class Approach:
 
 def approach_goal(cm: Costmap, walls: Sequence[Wall], target: tuple[float, float], size: tuple[float, float, float],
                   robot: tuple[float, float], standoff: float = 0.35, reach: float = 0.9,
-                  farthest: float = 1.6) -> Approach:
-    """A free pose `standoff` outside the object's box, or further out while the object's middle
-    stays within `reach` of the base (at least 25 cm further), facing it, with no wall between it
+                  farthest: float = 1.6, side: float | None = None) -> Approach:
+    """A free pose `standoff` outside the object's box (out of the side it faces), or further out
+    while the object's middle stays within `reach` of the base (at least 25 cm further), facing it, with no wall between it
     and the object, in the free space the robot stands in (not a pocket it cannot drive to). Where
     furniture keeps the base further off (a thing at the back of a counter behind a cabinet), the
-    nearest such pose within `farthest` of the object's middle, marked as not within reach."""
+    nearest such pose within `farthest` of the object's middle, marked as not within reach. With
+    `side` (a heading from the object's middle: a cabinet's front, that opens), that side is tried
+    first instead of the robot's."""
     half = 0.5 * math.hypot(size[0], size[1])
-    spread = max(0.25, reach - half - standoff)
     here = nearest_free(cm, *robot, tolerance=0.3)
     region = cm.regions[here] if here is not None else 0
     toward = math.atan2(robot[1] - target[1], robot[0] - target[0]) if math.dist(robot, target) > 1e-6 else math.pi
+    if side is not None:  # the side it is worked from (a cabinet's front), whatever side the robot is on
+        toward = side
     turns = sorted((k * math.pi / 12 for k in range(-12, 12)), key=abs)  # the robot's side first
-    for extra in np.arange(0.0, max(spread, farthest - half - standoff) + 1e-9, cm.grid.resolution):
+    for extra in np.arange(0.0, max(reach - standoff, farthest - half - standoff) + 1e-9, cm.grid.resolution):
         for turn in turns:
             a = toward + turn
-            x = target[0] + math.cos(a) * (half + standoff + extra)
-            y = target[1] + math.sin(a) * (half + standoff + extra)
+            # out of the box's side that way (a sofa's long side is near its middle, its ends far),
+            # not out of the circle round its corners: 55 cm off a 2 m sofa's front was out of reach
+            edge = _to_box_edge(size, a)
+            spread = max(0.25, reach - edge - standoff)
+            if extra > max(spread, farthest - edge - standoff) + 1e-9:
+                continue
+            x = target[0] + math.cos(a) * (edge + standoff + extra)
+            y = target[1] + math.sin(a) * (edge + standoff + extra)
             row, col = cm.grid.cell_of(x, y)
             if cm.free(row, col) and (region == 0 or cm.regions[row, col] == region) \
                     and not _through_wall((x, y), target, walls):
                 pose = Pose2D(x, y, math.atan2(target[1] - y, target[0] - x))
                 return Approach(pose, math.dist((x, y), target), bool(extra <= spread + 1e-9))
-    raise NavigationError("NO_PATH", f"no free spot within {max(half + standoff + spread, farthest):.2f} m of the "
+    raise NavigationError("NO_PATH", f"no free spot within {max(half + standoff + reach, farthest):.2f} m of the "
                                      f"object at ({target[0]:.2f}, {target[1]:.2f}) that sees it")
+
+
+def _to_box_edge(size: tuple[float, float, float], angle: float) -> float:
+    """From the middle of a box (axis-aligned, `size` across) to its edge, heading `angle`."""
+    c, s = abs(math.cos(angle)), abs(math.sin(angle))
+    return min(size[0] / 2 / c if c > 1e-9 else math.inf, size[1] / 2 / s if s > 1e-9 else math.inf)

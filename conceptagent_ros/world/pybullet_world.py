@@ -1,5 +1,6 @@
 """An exported world in PyBullet: `loadSDF`, then what PyBullet's SDF reader leaves out and the
-file says: a model marked `<static>` stands still (zero mass), as Gazebo keeps it."""
+file says: a model marked `<static>` stands still (zero mass), as Gazebo keeps it; things' friction;
+joints that turn against their own friction only."""
 from __future__ import annotations
 
 import contextlib
@@ -48,7 +49,20 @@ def load_world(p: Any, sdf: Path, client: int) -> dict[str, int]:
     for name, mu in sorted(model_friction(sdf).items()):  # PyBullet's SDF reader leaves <surface> out
         if name in names:
             p.changeDynamics(names[name], -1, lateralFriction=mu, physicsClientId=client)
+    for body in names.values():
+        free_joints(p, body, client)
     return names
+
+
+def free_joints(p: Any, body: int, client: int) -> None:
+    """A door's hinge and a drawer's slide turn as the file says, against their <friction> alone:
+    PyBullet puts a velocity motor holding still on every joint it loads, strong enough that a
+    60 N pull on a drawer's handle dragged the whole cabinet across the floor instead."""
+    for j in range(p.getNumJoints(body, physicsClientId=client)):
+        info = p.getJointInfo(body, j, physicsClientId=client)
+        if info[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC):
+            p.setJointMotorControl2(body, j, p.VELOCITY_CONTROL, targetVelocity=0.0, force=float(info[7]),
+                                    physicsClientId=client)
 
 
 def model_friction(sdf: Path) -> dict[str, float]:

@@ -153,8 +153,11 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
     carcass = _sub(model, "link", name="carcass")
     _inertial(carcass, max(5.0, 60.0 * d * w * h), (d, w, h))
     _box_part(carcass, "back", (p, w, h), (-d / 2 + p / 2, 0, 0), colour)
+    # the sides stand on the floor where no bottom panel carries them (a chest of drawers): a carcass
+    # standing on its back alone tipped forward onto its drawer's front and pinned it to the floor
+    side_h, side_z = (h - p, -p / 2) if sliding else (h - 2 * p, 0.0)
     for side, y in (("left", w / 2 - p / 2), ("right", -w / 2 + p / 2)):
-        _box_part(carcass, side, (d - 2 * p, p, h - 2 * p), (0, y, 0), colour)
+        _box_part(carcass, side, (d - 2 * p, p, side_h), (0, y, side_z), colour)
     _box_part(carcass, "top", (d - p, w, p), (-p / 2, 0, h / 2 - p / 2), colour)
     if not sliding:
         _box_part(carcass, "bottom", (d - p, w, p), (-p / 2, 0, -h / 2 + p / 2), colour)

@@ -65,6 +65,7 @@ class OfflineBackend:
         self._purpose = ""
         self._known: frozenset[str] = frozenset()
         self._given_up: set[str] = set()
+        self._avoided: set[str] = set()  # receptacles a place failed on physically, that the goal does not name
 
     # -- proposing --------------------------------------------------------------------------------
     def propose(self, context: DecisionContext) -> Proposal:
@@ -79,6 +80,11 @@ class OfflineBackend:
             if last.success:
                 self._plan.pop(0)
             elif last.failure != "physical":  # a physical failure is retried; anything else replans
+                self._plan = []
+            elif last.call.skill == "place" and last.call.args[-1] not in goal.objects:
+                # the body could not put it there (no room, out of reach): where the goal leaves the
+                # receptacle open (any shelf), another one is a better next try than the same again
+                self._avoided.add(last.call.args[-1])
                 self._plan = []
         elif last is not None and not last.success:
             self._plan = []
@@ -103,7 +109,10 @@ class OfflineBackend:
         self._known = frozenset(state.types)
         if not unknown:
             keep = self.planner.relevant_objects(state, goal.objects, goal_types)
-            result = self.planner.plan(state, goal.text, here, keep)
+            result = self.planner.plan(state, goal.text, graph.robot.room if here in self._avoided else here,
+                                       keep - self._avoided) if keep & self._avoided else None
+            if result is None or not result.plan:
+                result = self.planner.plan(state, goal.text, here, keep)
             if result.plan and here != graph.robot.room and not self.verifier.is_feasible(result.plan[0], state):
                 # The planner's axiom has the robot near all that `here` holds; a robot at one end of a
                 # long table reaches the table, not the cup at the far end. Plan from the room instead,
