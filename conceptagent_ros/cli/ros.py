@@ -106,7 +106,10 @@ def add_parsers(sub: Any) -> None:
     suite.add_argument("--planner", default="react")
     suite.add_argument("--llm", default="offline")
     suite.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
-    suite.add_argument("--out", help="write ros_suite_<suite>_<perception>.md and .csv here")
+    suite.add_argument("--body", choices=["standin", "pybullet"], default="standin",
+                       help="pybullet: conceptagent_mm in each task's exported world is the robot (a graph per task, "
+                            "its own camera; --perception and --detector do not apply), judged on PyBullet's state")
+    suite.add_argument("--out", help="write ros_suite_<suite>_<perception or pybullet>.md and .csv here")
     suite.set_defaults(func=cmd_suite)
 
     soak = ros_sub.add_parser("soak", help="many tasks back to back through one graph: every task ends, memory, "
@@ -160,17 +163,9 @@ def _graph_options(args: argparse.Namespace) -> Any:
         raise ConceptAgentError(f"--nodes takes robot, planner or both (comma-separated); got {getattr(args, 'nodes', '')!r}")
     manipulation = None
     if getattr(args, "body", "standin") == "pybullet" and "robot" in nodes:
-        from conceptagent_ros.scene.loader import load_scene
+        from conceptagent_ros.ros.bringup import body_options
 
-        scene = robot.get("scene", "tabletop")
-        if load_scene(scene).setting == "household":  # conceptagent_mm in the exported world: every skill
-            from conceptagent_ros.household.body import HouseholdBody
-
-            skills = list(HouseholdBody.SKILLS)
-        else:
-            skills = ["navigate_to", "pick", "place", "open", "close"]
-        manipulation = {"scene": scene, "action_prefix": "skills", "skills": skills, "publish_scene_graph": True,
-                        "frame_id": "map"}
+        manipulation = body_options(robot.get("scene", "tabletop"))
         if robot.keys() - {"scene"}:
             raise ConceptAgentError("--body pybullet: --skill-duration and --failure-rate are the stand-in's; "
                                     "the arm takes the time physics takes and fails as physics has it")
@@ -340,11 +335,17 @@ def cmd_suite(args: argparse.Namespace) -> int:
         tasks = [t for t in tasks if t.id in set(args.task)]
     config = GraphSuiteConfig(perception=args.perception, detector=args.detector, planner=args.planner, llm=args.llm,
                               timeout=args.timeout)
-    episodes = run_graph_suite(tasks, config)
+    body = ""
+    if getattr(args, "body", "standin") == "pybullet":
+        from conceptagent_ros.ros.bench.body_suite import SEEING, run_body_suite
+
+        episodes, body = run_body_suite(tasks, config), SEEING
+    else:
+        episodes = run_graph_suite(tasks, config)
     name = Path(args.tasks).stem if args.tasks else args.suite
-    print(summary_markdown(episodes, config, name))
+    print(summary_markdown(episodes, config, name, body))
     if args.out:
-        for path in write_results(episodes, config, name, Path(args.out)):
+        for path in write_results(episodes, config, name, Path(args.out), body):
             print(f"wrote {path}")
     return EXIT_OK if all(e.success for e in episodes) else EXIT_FAILED
 

@@ -4,7 +4,8 @@ A RobotInterface (planning/robot.py) over conceptagent_mm in the world the scene
 (world/export.py), in PyBullet. What the planner is told comes from the robot's own mast camera:
 per thing, the depth pixels the simulator's segmentation gives it (the oracle detector's masks, the
 geometry from depth), remembered where last seen; on arriving somewhere the robot turns on the spot
-to look around. Skills:
+to look around, its head tilted down at the workspace and up at the shelves (LOOK_TILTS). Before a
+skill acts on a thing the base turns to face it. Skills:
 - navigate_to: the embedded navigator (navigation/approach, path_planner) plans to where the base
   should stand for the thing as the robot saw it, and the base drives there (navigation/pybullet_base),
   arm tucked, carrying what the hand holds; BLOCKED, NO_PATH or TIMEOUT come back as its error, and
@@ -12,8 +13,10 @@ to look around. Skills:
 - pick, place: the manipulation package's grasp and place planners on what the camera sees, and
   its executors on the arm (household/mobile_arm.py), through manipulation/arm_skills as on every
   body; a thing is picked or placed only within the arm's reach, else the skill is refused;
-- open, close: drawers through the same skills (arm_skills.move_drawer); a hinged door (fridge,
-  microwave, oven) has no executor yet and is refused as unavailable;
+- open, close: drawers through the same skills (arm_skills.move_drawer), the base first standing
+  square before the drawer's front (navigate_to goes to the side a door or drawer opens to); a
+  hinged door (fridge, microwave, oven) has no executor yet and is refused as unavailable; a box
+  that opens is exported lidless, so its open and close change its flag alone;
 - every other skill (switch on, slice, heat, ...) has no physical model: once its preconditions hold
   on what the robot perceives (in reach, the hand's state), its declared PDDL effects are applied to
   the body's symbolic flags (SYMBOLIC_SKILLS; the README lists them).

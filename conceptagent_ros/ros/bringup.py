@@ -52,6 +52,21 @@ class GraphOptions:
         return self.scene_graph
 
 
+def body_options(scene: str) -> dict[str, Any]:
+    """The manipulation node's overrides that make a physical body in PyBullet the whole robot
+    (`--body pybullet`): conceptagent_mm in a household scene's exported world, serving every skill
+    of the library; the Panda on its table elsewhere, serving the arm's five."""
+    from conceptagent_ros.scene.loader import load_scene
+
+    if load_scene(scene).setting == "household":
+        from conceptagent_ros.household.body import HouseholdBody
+
+        skills = list(HouseholdBody.SKILLS)
+    else:
+        skills = ["navigate_to", "pick", "place", "open", "close"]
+    return {"scene": scene, "action_prefix": "skills", "skills": skills, "publish_scene_graph": True, "frame_id": "map"}
+
+
 def overrides(values: Mapping[str, Any]) -> list[Parameter]:
     return [Parameter(name, value=value) for name, value in values.items()]
 

@@ -208,16 +208,21 @@ def _run_one(graph: RosGraph, operator: _Operator, task: Task, config: GraphSuit
                         reply.seconds, unmet, "" if success else result.error_msg, frames, list(robot.executed))
 
 
-def summary_markdown(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, suite: str) -> str:
+def summary_markdown(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, suite: str,
+                     body: str = "") -> str:
+    """The suite's table; `body`: what played the robot, where not the stand-in (it saw and was judged)."""
     passed = sum(e.success for e in episodes)
     seeing = (f"the perception node ({config.detector} detector) fusing the stand-in's camera"
               if config.perception == "camera" else "the stand-in's ground-truth scene graph")
     if config.perception == "camera":
         seeing += (", with scene_graph built by the scene graph node from perceived_graph, the robot's pose and "
                    "the skills' outcomes, as on a real robot")
+    judged = "the stand-in's world"
+    if body:
+        seeing, judged = body, "PyBullet's state"
     lines = [f"# The {suite} suite through the ROS graph", "",
              f"Planner node `{config.planner}` with `{config.llm}`, seeing {seeing}; each task sent as an "
-             "ExecuteTask goal and judged on the stand-in's world (`conceptagent ros suite`).", "",
+             f"ExecuteTask goal and judged on {judged} (`conceptagent ros suite`).", "",
              f"**{passed}/{len(episodes)} tasks succeeded.**", "",
              "| task | scene | success | planner said | steps | seconds | frames | unmet / error |",
              "|---|---|---|---|---:|---:|---:|---|"]
@@ -229,11 +234,12 @@ def summary_markdown(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig,
     return "\n".join(lines) + "\n"
 
 
-def write_results(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, suite: str, out: Path) -> list[Path]:
+def write_results(episodes: Sequence[GraphEpisode], config: GraphSuiteConfig, suite: str, out: Path,
+                  body: str = "") -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"ros_suite_{suite}_{config.perception}"
+    stem = f"ros_suite_{suite}_{'pybullet' if body else config.perception}"
     md, table = out / f"{stem}.md", out / f"{stem}.csv"
-    write_atomic(md, summary_markdown(episodes, config, suite))
+    write_atomic(md, summary_markdown(episodes, config, suite, body))
     rows = [asdict(e) | {"unmet": "; ".join(e.unmet), "executed": "; ".join(e.executed)} for e in episodes]
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else ["task_id"])
