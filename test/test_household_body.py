@@ -136,6 +136,7 @@ def test_the_arm_pulls_a_drawer_open_from_before_its_front_touching_nothing_else
     assert p.getJointState(chest, 0, physicsClientId=c)[0] > 0.05
     assert float(np.linalg.norm(np.asarray(p.getBasePositionAndOrientation(chest, physicsClientId=c)[0]) - where)) < 0.01
     assert not touched, f"the arm touched the cabinet {len(touched)} times"
+    assert ("open", "drawer_1") in kitchen.symbolic_state().atoms  # what the planner is told between looks
 
 
 def test_a_household_task_runs_end_to_end_on_the_body_with_its_report_and_picture(tmp_path, capsys) -> None:

@@ -386,6 +386,9 @@ class HouseholdBody:
             outcome = self.skills.execute(call, watch, self.log)
         finally:
             self._view = None
+        if call.skill in ("open", "close") and outcome.success:
+            # what the planner's state says between looks (a look measures the front again)
+            self.flags[call.args[0]]["open"] = call.skill == "open"
         if call.skill == "pick" and outcome.success and self.held is not None and before is not None:
             # the thing as seen before the grasp, moved as the hand moved since: a rigid grasp keeps
             # it there in the hand's frame (the camera sees little of it in the hand)
