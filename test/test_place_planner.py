@@ -96,27 +96,3 @@ def test_nan_points_and_an_empty_receptacle() -> None:
     with pytest.raises(ManipulationError) as failure:
         PlacePlanner().plan(RADIUS, HEIGHT, np.full((100, 3), np.nan))
     assert failure.value.code == "EMPTY_CLOUD"
-
-
-def test_asked_for_a_spot_near_the_edge_it_stays_two_centimetres_in_from_it() -> None:
-    """Near the hand, at a counter's front edge: the footprint's edge is kept 2 cm inside the support
-    (an estimated footprint runs a little small; a cup put down flush with a sink's edge tipped off)."""
-    top = table(half=0.2, centre=(0.5, 0.0))
-    place = PlacePlanner().plan(RADIUS, HEIGHT, top, near=(0.1, 0.0))  # the hand beyond the front edge at x=0.3
-    front_edge = float(top[:, 0].min())
-    inset = place.position[0] - RADIUS - front_edge
-    assert 0.019 <= inset <= 0.035, inset
-
-
-def test_a_top_seen_at_a_grazing_angle_in_rows_of_points_is_still_a_support() -> None:
-    """A camera a little above a shelf's top sees it in rows 4 cm apart (dense along each row):
-    the rows make one support (with single points 1.2 cm apart required under the footprint's edge,
-    no spot was found on a 40 cm shelf)."""
-    xs = np.arange(0.3, 0.7, 0.04)  # the rows, away from the camera
-    ys = np.arange(-0.2, 0.2, 0.004)
-    xx, yy = np.meshgrid(xs, ys)
-    top = np.column_stack([xx.ravel(), yy.ravel(), np.zeros(xx.size)])
-    place = PlacePlanner().plan(RADIUS, HEIGHT, top)
-    assert abs(place.position[0] - 0.49) < 0.03 and abs(place.position[1]) < 0.03
-    with pytest.raises(ManipulationError, match="NO_PLACE_FOUND"):  # rows 12 cm apart are not a top
-        PlacePlanner().plan(RADIUS, HEIGHT, top[np.isin(np.round(top[:, 0], 3), np.round(xs[::3], 3))])

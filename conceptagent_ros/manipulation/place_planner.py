@@ -29,12 +29,7 @@ class PlaceConfig:
     margin: float = 0.01  # free space kept around the footprint
     wall_height: float = 0.015  # receptacle points this far above the support make it a container
     release_height: float = 0.01  # the object's bottom is let go this far above the support
-    # gaps between the plane's points up to this wide are support: the rows of points a camera leaves
-    # on a top it sees at a grazing angle (a shelf's top 13 cm under the lens, 1.4 m off: 5 cm apart)
-    hole_fill: float = 0.04
-    # the support reaches this far beyond the footprint all round: an estimated footprint is a little
-    # small, and a cup put down with its edge at a sink's front edge tipped off it
-    edge_margin: float = 0.02
+    support_gap: float = 0.012  # plane points must lie within this of the footprint's edge, all round
 
 
 @dataclass(frozen=True)
@@ -77,8 +72,19 @@ class PlacePlanner:
         in_the_way = obstacles[(obstacle_heights > cfg.plane_threshold) &
                                (obstacle_heights < object_height + cfg.release_height + cfg.margin)]
         blocked = cKDTree(in_the_way[:, :2]) if len(in_the_way) else None
-        cells, inset = _support_inset(support[:, :2], cfg.grid, cfg.hole_fill)
-        supported = inset >= footprint_radius + cfg.edge_margin
+        under = cKDTree(support[:, :2])
+
+        lower, upper = support[:, :2].min(axis=0), support[:, :2].max(axis=0)
+        xs = np.arange(lower[0], upper[0] + 1e-9, cfg.grid)
+        ys = np.arange(lower[1], upper[1] + 1e-9, cfg.grid)
+        cells = np.array(np.meshgrid(xs, ys)).reshape(2, -1).T
+        # supported all round: a plane point near each of 12 points on the footprint's edge
+        ring = np.array([[np.cos(a), np.sin(a)] for a in np.linspace(0, 2 * np.pi, 12, endpoint=False)])
+        edge = (cells[:, None, :] + footprint_radius * ring[None, :, :]).reshape(-1, 2)
+        gaps, _ = under.query(edge)
+        supported = (gaps.reshape(len(cells), len(ring)) <= cfg.support_gap).all(axis=1)
+        centre_gap, _ = under.query(cells)
+        supported &= centre_gap <= cfg.support_gap
         if blocked is not None:
             nearest, _ = blocked.query(cells)
             clearance = nearest - footprint_radius
@@ -100,29 +106,6 @@ class PlacePlanner:
         z = _plane_z(plane.normal, plane.offset, x, y)
         return PlacePose(np.array([x, y, z + cfg.release_height]), z, float(clearance[chosen]), inside, rim,
                          time.perf_counter() - started)
-
-
-def _support_inset(points: np.ndarray, grid: float, hole_fill: float) -> tuple[np.ndarray, np.ndarray]:
-    """Cells of a `grid` over the support's points (their centres, x y) and, for each, how far in
-    from the support's edge it lies (metres; 0 off the support): the points rasterised, gaps up to
-    `hole_fill` closed, and the distance to the nearest cell without support."""
-    from scipy import ndimage
-
-    pad = int(np.ceil(hole_fill / grid)) + 1
-    lower = points.min(axis=0) - pad * grid
-    index = np.floor((points - lower) / grid).astype(int)
-    shape = index.max(axis=0) + pad + 1
-    occupied = np.zeros(shape, dtype=bool)
-    occupied[index[:, 0], index[:, 1]] = True
-    r = int(np.ceil(hole_fill / grid / 2))
-    disk = np.add.outer(np.arange(-r, r + 1) ** 2, np.arange(-r, r + 1) ** 2) <= r * r
-    mask = ndimage.binary_closing(occupied, structure=disk) | occupied
-    # from a cell's centre to the middle of the nearest cell off the support: a point anywhere in a
-    # cell marks it, so the support's edge lies up to a cell inside the raster's
-    inset = np.maximum(ndimage.distance_transform_edt(mask) * grid - grid, 0.0)
-    ii, jj = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
-    cells = lower + (np.column_stack([ii.ravel(), jj.ravel()]) + 0.5) * grid
-    return cells, inset.ravel()
 
 
 def _plane_z(normal: np.ndarray, offset: float, x: float, y: float) -> float:
