@@ -435,8 +435,7 @@ class HouseholdBody:
         except NavigationError:
             return
         self.base.drive(path, yaw)
-        self.skills.spec = self._spec_here()
-        self.arm.sync_kinematics()
+        self._base_moved()
 
     def _face(self, target: str) -> None:
         """Turn the base on the spot toward what a skill acts on, where the camera looks too far
@@ -454,6 +453,10 @@ class HouseholdBody:
         self._hold_carried()
         self.base.place(Pose2D(pose.x, pose.y, bearing))
         self._carry()
+        self._base_moved()
+
+    def _base_moved(self) -> None:
+        """The arm's planners and its kinematic copy follow the base to where it stands now."""
         self.skills.spec = self._spec_here()
         self.arm.sync_kinematics()
 
@@ -558,8 +561,7 @@ class HouseholdBody:
         self._hold_carried()
         carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
         result = self.base.drive(path, goal_yaw, carried=carried, carry=self._carry)
-        self.skills.spec = self._spec_here()
-        self.arm.sync_kinematics()
+        self._base_moved()
         self.look_around()
         if not result.reached:
             return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)

@@ -159,7 +159,6 @@ class ArmClearance:
         first = min(arm_joints)
         self.arm_links = {j for j in names.values() if j >= first}
         self.self_pairs = [(names[a], names[b]) for a in FAR_ARM_LINKS for b in SELF_LINKS if a in names and b in names]
-        self.ignored_bodies: set[int] = set()  # what the hand carries
 
     def contacts(self, q: np.ndarray) -> set[tuple[int, int, int]]:
         """(arm link, other body, other link) touching at joint angles `q`."""
@@ -175,7 +174,7 @@ class ArmClearance:
             near = p.getOverlappingObjects((boxes[:, 0].min(axis=0) - CLEARANCE).tolist(),
                                            (boxes[:, 1].max(axis=0) + CLEARANCE).tolist(), physicsClientId=c) or []
             touching = set()
-            for body in sorted({b for b, _ in near} - {self.robot} - self.ignored_bodies):
+            for body in sorted({b for b, _ in near} - {self.robot}):
                 touching |= {(cp[3], cp[2], cp[4]) for cp in p.getClosestPoints(self.robot, body, CLEARANCE,
                                                                                  physicsClientId=c)
                              if cp[3] in self.arm_links}
@@ -367,11 +366,13 @@ class MobileArm:
         return True
 
     def rest(self) -> None:
-        goal = [READY[name] for name in ARM_JOINTS]
-        if not self.move_joints(goal):
-            self.joint_move(goal)
+        self._to_pose(READY)
 
     def tuck(self, angles: dict[str, float]) -> None:
+        self._to_pose(angles)
+
+    def _to_pose(self, angles: dict[str, float]) -> None:
+        """To a named pose along a free path, or straight in joint space where none was found."""
         goal = [angles[name] for name in ARM_JOINTS]
         if not self.move_joints(goal):
             self.joint_move(goal)

@@ -203,11 +203,10 @@ class ArmSkills:
         row = min(fronts.values(), key=lambda f: float(f.centre @ f.normal))  # least toward the robot
         openings = {}
         for sid, front in fronts.items():
-            # only fronts facing the same way count (seen from beside, a chest's side passes for its front)
-            same_way = [f for f in (row, self._closed_fronts.get(sid)) if f is not None
-                        and float(f.normal @ front.normal) >= SAME_FRONT_COS]
-            reference = min([front, *same_way], key=lambda f: float(f.centre @ front.normal))
             remembered = self._closed_fronts.get(sid)
+            # only fronts facing the same way count (seen from beside, a chest's side passes for its front)
+            same_way = [f for f in (row, remembered) if f is not None and float(f.normal @ front.normal) >= SAME_FRONT_COS]
+            reference = min([front, *same_way], key=lambda f: float(f.centre @ front.normal))
             if remembered is None or float(remembered.normal @ front.normal) < SAME_FRONT_COS \
                     or float(front.centre @ front.normal) < float(remembered.centre @ front.normal):
                 self._closed_fronts[sid] = front

@@ -63,7 +63,9 @@ def body_options(scene: str) -> dict[str, Any]:
 
         skills = list(HouseholdBody.SKILLS)
     else:
-        skills = ["navigate_to", "pick", "place", "open", "close"]
+        from conceptagent_ros.manipulation.arm_skills import SKILLS
+
+        skills = list(SKILLS)
     return {"scene": scene, "action_prefix": "skills", "skills": skills, "publish_scene_graph": True, "frame_id": "map"}
 
 
