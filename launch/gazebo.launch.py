@@ -105,7 +105,7 @@ def generate_launch_description() -> LaunchDescription:
                                "use_sim_time": sim_time}])
     spawners = Node(package="controller_manager", executable="spawner", output="screen",
                     arguments=["joint_state_broadcaster", "arm_controller", "gripper_controller",
-                               "camera_tilt_controller", "--controller-manager", "/controller_manager"])
+                               "camera_tilt_controller", "torso_controller", "--controller-manager", "/controller_manager"])
     perception = Node(package=PACKAGE, executable="perception_node", name="perception", namespace=ns, output="screen",
                       parameters=[params, {"use_sim_time": sim_time}], remappings=CAMERA_REMAPPINGS)
     scene_graph = Node(package=PACKAGE, executable="scene_graph_node", name="scene_graph", namespace=ns,

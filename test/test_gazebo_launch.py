@@ -272,10 +272,13 @@ def test_the_controllers_drive_the_descriptions_joints(urdf) -> None:
     arm = controllers["arm_controller"]["ros__parameters"]["joints"]
     gripper = controllers["gripper_controller"]["ros__parameters"]["joint"]
     head = controllers["camera_tilt_controller"]["ros__parameters"]["joints"]
-    assert set(arm) | {gripper} | set(head) == hardware
-    assert all(joints[j] == "revolute" for j in arm + head) and joints[gripper] == "prismatic"
+    torso = controllers["torso_controller"]["ros__parameters"]["joints"]
+    assert set(arm) | {gripper} | set(head) | set(torso) == hardware
+    assert all(joints[j] == "revolute" for j in arm + head)
+    assert all(joints[j] == "prismatic" for j in [gripper, *torso])
     manager = controllers["controller_manager"]["ros__parameters"]
-    assert {"joint_state_broadcaster", "arm_controller", "gripper_controller", "camera_tilt_controller"} <= set(manager)
+    assert {"joint_state_broadcaster", "arm_controller", "gripper_controller", "camera_tilt_controller",
+            "torso_controller"} <= set(manager)
     # every controller the manager knows is spawned by the launch
     launch = (ROOT / "launch" / "gazebo.launch.py").read_text()
     assert all(f'"{name}"' in launch for name in manager if name not in ("update_rate", "use_sim_time"))

@@ -189,3 +189,43 @@ def test_the_arms_reachability_callback_decides(panda) -> None:
     with pytest.raises(ManipulationError) as failure:
         GraspPlanner(panda.gripper, None, lambda p, q: False).plan(box, table())
     assert failure.value.code == "UNREACHABLE"
+
+
+def _hand_lowest(candidate, gripper) -> float:
+    """The lowest corner of the open hand (fingers and palm as one box), by this test's own arithmetic."""
+    x, y, z = candidate.rotation.T
+    half_x = max(gripper.max_opening / 2 + gripper.finger_thickness, gripper.palm_length / 2)
+    half_y = max(gripper.finger_width, gripper.palm_width) / 2
+    corners = [candidate.position + sx * half_x * x + sy * half_y * y + dz * z
+               for sx in (-1, 1) for sy in (-1, 1)
+               for dz in (gripper.finger_depth / 2, -(gripper.finger_depth / 2 + gripper.palm_depth))]
+    return float(np.min(np.asarray(corners)[:, 2]))
+
+
+def test_a_phone_on_a_table_the_camera_sees_little_of_is_never_taken_with_the_hand_below_the_table() -> None:
+    """A 15 x 8 x 2 cm phone on a 40 cm table whose top around it is hidden (a mast camera sees the
+    table past a tucked arm): without being told the support's height, side grasps closing upright
+    put the lower finger and the palm into the table; told it, none goes below it."""
+    mm = load_robot_spec("conceptagent_mm")
+    phone = box_surface((2.75, 7.8, 0.41), (0.15, 0.08, 0.02), spacing=0.002)
+    far_table = table(half=0.3, centre=(3.3, 7.8)) + np.array([0.0, 0.0, 0.4])  # only its far part is seen
+    planner = GraspPlanner(mm.gripper, None)
+    blind = planner.plan(phone, far_table)
+    assert min(_hand_lowest(c, mm.gripper) for c in blind.candidates) < 0.38  # the defect this guards against
+    told = planner.plan(phone, far_table, support_z=0.40)
+    assert told.candidates and all(_hand_lowest(c, mm.gripper) >= 0.40 - 0.006 for c in told.candidates)
+    best = told.best  # from above, across the phone's 8 cm
+    assert best.approach == "top" and best.width == pytest.approx(0.08, abs=0.01)
+
+
+def test_a_grasp_on_one_faces_points_alone_is_no_grasp(panda) -> None:
+    """Points of a single face between the fingers (its top seen edge-on by a side approach) give
+    two 'contacts' in one place: nothing to squeeze, and never a candidate."""
+    top_only = box_surface((0.5, 0.0, 0.02), (0.06, 0.06, 0.04))
+    top_only = top_only[top_only[:, 2] > 0.0399]  # the camera saw the top face alone
+    try:
+        plan = _planner(panda).plan(top_only, table())
+    except ManipulationError as failure:
+        assert failure.code == "NO_GRASP_FOUND"
+        return
+    assert all(c.width >= 0.004 for c in plan.candidates)

@@ -96,3 +96,20 @@ def test_nan_points_and_an_empty_receptacle() -> None:
     with pytest.raises(ManipulationError) as failure:
         PlacePlanner().plan(RADIUS, HEIGHT, np.full((100, 3), np.nan))
     assert failure.value.code == "EMPTY_CLOUD"
+
+
+def test_a_surface_seen_in_grazing_rows_still_takes_the_object() -> None:
+    """A shelf's top seen from a camera little above it comes in rows 3 cm apart: the rows' gaps
+    are filled before the support is checked under the footprint's edge. A real gap (two boards
+    15 cm apart) stays a gap: nothing is put across it."""
+    xs = np.arange(0.0, 0.9, 0.004)
+    rows = [np.column_stack([xs, np.full(xs.size, y), np.full(xs.size, 1.2)]) for y in np.arange(0.3, 0.7, 0.03)]
+    shelf_top = np.concatenate(rows)
+    place = PlacePlanner().plan(0.085, 0.02, shelf_top)
+    assert 0.085 <= place.position[0] <= 0.9 - 0.085 and 0.3 + 0.07 <= place.position[1] <= 0.7 - 0.07
+    assert place.support_height == pytest.approx(1.2, abs=0.003)
+    boards = np.concatenate([table(half=0.05, centre=(0.5, 0.0), spacing=0.005),
+                             table(half=0.05, centre=(0.5, 0.25), spacing=0.005)])
+    with pytest.raises(ManipulationError) as failure:
+        PlacePlanner().plan(0.08, 0.05, boards)  # 16 cm across: only a place bridging the boards would do
+    assert failure.value.code == "NO_PLACE_FOUND"

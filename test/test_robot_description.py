@@ -58,6 +58,26 @@ def test_the_description_has_a_drive_base_sensors_a_six_joint_arm_and_a_gripper(
     assert 0.2 < laser[2, 3] < 0.4  # above the chassis, below any table top
 
 
+def test_the_torso_lifts_the_arm_and_the_camera_together_by_its_travel(model, tmp_path) -> None:
+    """torso_lift_joint raises the mast, and with it the shoulder and the camera, by the same
+    height, up to TORSO_TRAVEL; expanded with torso_fixed:=true it is a fixed joint (the arm's
+    kinematic copy)."""
+    from conceptagent_ros.world.robot_description import TORSO_JOINT, TORSO_TRAVEL
+
+    torso = next(j for j in model.robot.joints if j.name == TORSO_JOINT)
+    assert torso.type == "prismatic" and list(torso.axis) == [0, 0, 1]
+    assert (torso.limit.lower, torso.limit.upper) == pytest.approx((0.0, TORSO_TRAVEL))
+    down = {link: model.get_transform(link, "base_footprint")[2, 3] for link in ("camera_link", "upper_arm_link")}
+    model.update_cfg({TORSO_JOINT: TORSO_TRAVEL})
+    try:
+        up = {link: model.get_transform(link, "base_footprint")[2, 3] for link in down}
+    finally:
+        model.update_cfg({TORSO_JOINT: 0.0})
+    assert all(up[link] - down[link] == pytest.approx(TORSO_TRAVEL) for link in down)
+    fixed = _urdf(tmp_path, "--no-gazebo", "--torso-fixed").read_text()
+    assert f'<joint name="{TORSO_JOINT}" type="fixed">' in fixed
+
+
 def test_every_body_has_a_valid_mass_and_inertia_and_every_joint_real_limits(model) -> None:
     for link in model.robot.links:
         if link.name in FRAMES:

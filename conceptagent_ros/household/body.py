@@ -59,7 +59,7 @@ from conceptagent_ros.sim.world import domain_types
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
 from conceptagent_ros.world.export import export_world
 from conceptagent_ros.world.house import House, house
-from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, robot_urdf
+from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, TORSO_TRAVEL, robot_urdf
 from conceptagent_ros.world.sdf_world import SLIDING, front_yaw, model_kind
 from conceptagent_ros.world.spawn import start_pose
 
@@ -74,9 +74,14 @@ CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or ab
 # coffee table only bent back on itself)
 APPROACH_STANDOFF = 0.5
 WELD_FORCE = 60.0  # newtons: the carrying grip (_weld)
+SQUEEZED = 1.0  # newtons each finger presses a thing with, at least, for the grip (_grip_if_squeezed)
 FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
 FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
+# a pick's or a place's target whose top (a place's: plus the held thing's height) is this high or
+# lower is worked with the torso down (the hand over a counter from above); higher, the torso lifts
+# by the difference: a book on a 1.2 m shelf is out of reach pointing down from a 0.90 m shoulder
+TORSO_DOWN_TO = 1.0
 
 
 @dataclass
@@ -115,10 +120,12 @@ class HouseholdBody:
         self.p, self.client, self.robot = p, self.base.client, self.base.robot
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
         p.changeDynamics(self.robot, -1, mass=0.0, physicsClientId=self.client)  # a braked base: it stays put
-        urdf = Path(self._dir.name) / "conceptagent_mm.urdf"
-        urdf.write_text(robot_urdf(gazebo=False))
-        self.arm = MobileArm(p, self.client, self.robot, ArmKinematics(str(urdf)))
+        copy = Path(self._dir.name) / "conceptagent_mm_arm.urdf"  # the arm's kinematic copy: no torso joint
+        copy.write_text(robot_urdf(gazebo=False, torso_fixed=True))
+        self.arm = MobileArm(p, self.client, self.robot, ArmKinematics(str(copy)))
         self.arm.on_open = self._let_go_of_weld  # the grip set for carrying ends where the hand opens
+        self.arm.on_closed = self._grip_if_squeezed
+        self._picking: str | None = None  # what a pick in progress is after
         self.arm.set_arm(TUCKED)
         self.tucked = True
         self.camera = RobotCamera(p, self.client, self.robot)
@@ -151,7 +158,7 @@ class HouseholdBody:
         pose = self.base.pose
         bx, by, bz = spec.arm.base
         c, s = math.cos(pose.yaw), math.sin(pose.yaw)
-        shoulder = (pose.x + c * bx - s * by, pose.y + s * bx + c * by, bz)
+        shoulder = (pose.x + c * bx - s * by, pose.y + s * bx + c * by, bz + self.arm.torso_height())
         return replace(spec, arm=replace(spec.arm, base=shoulder))
 
     def shoulder(self) -> np.ndarray:
@@ -377,15 +384,17 @@ class HouseholdBody:
         if far is not None:
             return SkillOutcome(call, False, f"{call} was refused: {far}", "precondition")
         self._tuck()  # to see unhidden by the arm what the skill will plan on (look())
+        self._lift_torso(self._torso_for(call))
         self._view = self.clouds(LOOK_TILTS)
         before = self._view.get(call.args[0]) if call.skill == "pick" else None
         self._ready()
         if call.skill == "place" and self.held is not None:
             self.held.hand_position = self.arm.hand_pose()[0]  # the hand is where the drive left it
+        self._picking = call.args[0] if call.skill == "pick" else None
         try:
             outcome = self.skills.execute(call, watch, self.log)
         finally:
-            self._view = None
+            self._view, self._picking = None, None
         if call.skill in ("open", "close") and outcome.success:
             # what the planner's state says between looks (a look measures the front again)
             self.flags[call.args[0]]["open"] = call.skill == "open"
@@ -395,7 +404,8 @@ class HouseholdBody:
             self.memory.pop(self.held.object_id, None)
             hand, rotation = self.arm_hand_frame()
             self.in_hand = to_frame(before + (hand - self.held.grasp.position), hand, rotation)
-            self._weld()
+            if self._weld_id is None:
+                self._weld()
         if self.held is None:
             self.in_hand = None
         if not outcome.success and outcome.failure == "physical":  # something may have fallen: look for it
@@ -404,6 +414,26 @@ class HouseholdBody:
             self._tuck()
             self.clouds(LOOK_TILTS)
         return outcome
+
+    def _torso_for(self, call: SkillCall) -> float:
+        """How high to lift the torso for a skill (TORSO_DOWN_TO): from the top of what it acts on."""
+        if call.skill not in ("pick", "place"):
+            return 0.0
+        seen = self.memory.get(call.args[1] if call.skill == "place" else call.args[0])
+        if seen is None:
+            return self.arm.torso_height()
+        top = float(seen.hi[2])
+        if call.skill == "place" and self.in_hand is not None and len(self.in_hand):
+            top += float(np.ptp(from_frame(self.in_hand, *self.arm_hand_frame())[:, 2]))  # the held thing's height
+        return float(np.clip(top - TORSO_DOWN_TO, 0.0, TORSO_TRAVEL))
+
+    def _lift_torso(self, height: float) -> None:
+        """The torso to `height` with the arm tucked over the base (nothing in the way as it rises
+        or falls), and the arm's planners told where the shoulder is now."""
+        if abs(height - self.arm.torso_height()) > 0.005:
+            self._tuck()
+            self.arm.lift_torso(height)
+            self._base_moved()
 
     def _stand_before_front(self, target: str) -> None:
         """Drive to stand square in front of a drawer, FRONT_STANDOFF out on its front's normal,
@@ -466,12 +496,34 @@ class HouseholdBody:
         over the place and lowers it (PyBullet's friction contacts creep under such motions, which a
         real hand's 60 N grip does not: a cup swung from hanging below the hand to held level slid
         out of it; a 9 cm cube turned in the fingers on its way down onto a sink and fell to the
-        floor). The grasp, the lift and its check, and the release are friction alone; what the
-        thing meets on its way down stops the hand (the place reports COLLISION)."""
-        if self.held is None:
-            return
+        floor). It is set when the fingers squeeze the thing (_grip_if_squeezed), else after the
+        pick; the release is friction alone; what the thing meets on its way down stops the hand
+        (the place reports COLLISION)."""
+        if self.held is not None:
+            self._weld_to_hand(self.held.object_id)
+
+    def _grip_if_squeezed(self) -> None:
+        """The grip of _weld from the moment the closed fingers squeeze the thing being picked from
+        both sides (each finger pressing it with SQUEEZED newtons or more), as simulators' assisted
+        grasping does (iGibson's and BEHAVIOR's). PyBullet's box-on-box contacts give a finger one
+        or two contact points, and a phone squeezed by 58 N on each side stayed on the table as the
+        hand rose. A hand that closed on nothing, on one side of the thing, or on its support gets
+        no grip: the pick's own checks (the gap, the lift) then fail as before."""
+        if self._picking is not None and self._weld_id is None and self._squeezed(self._picking):
+            self._weld_to_hand(self._picking)
+
+    def _squeezed(self, object_id: str) -> bool:
+        body = self.base.bodies.get(object_id)
+        if body is None:
+            return False
         p, c = self.p, self.client
-        body = self.base.bodies[self.held.object_id]
+        return all(sum(cp[9] for cp in p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger,
+                                                         physicsClientId=c)) >= SQUEEZED
+                   for finger in self.arm.finger_links)
+
+    def _weld_to_hand(self, object_id: str) -> None:
+        p, c = self.p, self.client
+        body = self.base.bodies[object_id]
         position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
         hand_position, hand_orientation = self.arm.hand_pose()
         inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
@@ -558,6 +610,7 @@ class HouseholdBody:
         if self.held is not None and self._weld_id is None:  # a place that failed let go of the weld
             self._weld()
         self._tuck()
+        self._lift_torso(0.0)  # the torso down to drive: the camera's view of the floor, a low centre of mass
         self._hold_carried()
         carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
         result = self.base.drive(path, goal_yaw, carried=carried, carry=self._carry)

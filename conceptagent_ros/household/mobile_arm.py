@@ -23,7 +23,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
 from conceptagent_ros.manipulation.joint_path import plan_joint_path
-from conceptagent_ros.world.robot_description import ARM_JOINTS, GRASP_LINK
+from conceptagent_ros.world.robot_description import ARM_JOINTS, GRASP_LINK, TORSO_JOINT, TORSO_TRAVEL
 
 # The description's grasp_link points along its x (the palm's way), its fingers move along its y:
 # tool x = hand z (approach), tool y = hand x (closing), tool z = hand y (a finger's width)
@@ -41,6 +41,10 @@ REACHED = 0.015  # metres: the hand stopped this near its goal got there
 TURNED = math.radians(12.0)
 MOST_AIM_PAST = 0.3  # radians a joint is commanded past its goal at most, to make up for sagging
 WRIST_SWING = 1.0  # radians: a wrist turning further than this in a joint-space move turns on its own
+ONWARD = 0.10  # metres on along the approach a joint-space move's goal posture is checked for (_clear_onward)
+TORSO_FORCE = 3000.0  # newtons: the torso's drive holds the mast, the arm and what the hand carries
+TORSO_SPEED = 0.15  # metres a second
+TORSO_REACHED = 0.003  # metres
 
 
 def joint_indices(p: Any, body: int, client: int) -> dict[str, int]:
@@ -63,7 +67,12 @@ def mm_orientation(rotation: np.ndarray) -> np.ndarray:
 class ArmKinematics:
     """A kinematic copy of the robot in a PyBullet client of its own, its base where the real one's
     base is (`place_base`): IK within the joints' limits, and reach checks that never disturb the
-    physical arm."""
+    physical arm.
+
+    `urdf` is the description with its torso fixed at its lowest (robot_urdf(torso_fixed=True)):
+    the copy stands as much higher as the real torso is lifted, which puts its arm where the real
+    arm is. PyBullet's IK moves every joint it can and does not hold one to a given value (limits
+    set equal did not keep a prismatic torso still), so the torso is no joint of the copy."""
 
     def __init__(self, urdf: str, tolerance: float = 0.01, angle_tolerance_deg: float = 10.0):
         import pybullet as p
@@ -85,16 +94,34 @@ class ArmKinematics:
         self.arm_slots = [self.movable.index(self.joints[name]) for name in ARM_JOINTS]
         self.tolerance, self.angle_tolerance = tolerance, math.radians(angle_tolerance_deg)
 
-    def place_base(self, position: tuple[float, float, float], quaternion: tuple[float, ...]) -> None:
-        self.p.resetBasePositionAndOrientation(self.robot, list(position), list(quaternion), physicsClientId=self.client)
+    def place_base(self, position: tuple[float, float, float], quaternion: tuple[float, ...], lift: float = 0.0) -> None:
+        """The copy's base where the real base is, raised by the real torso's `lift` (metres)."""
+        up = Rotation.from_quat(quaternion).apply([0.0, 0.0, lift])
+        self.p.resetBasePositionAndOrientation(self.robot, (np.asarray(position, dtype=float) + up).tolist(),
+                                               list(quaternion), physicsClientId=self.client)
+
+    def track(self, current: list[float], target: np.ndarray, orientation: np.ndarray) -> list[float]:
+        """Arm joint angles (ARM_JOINTS order) a step of straight-line tracking aims at: a few IK
+        iterations from the arm's present angles `current`, with no limits (as the physical arm's
+        own IK tracked before it had a torso)."""
+        p, c = self.p, self.client
+        for slot, q in zip(self.arm_slots, current):
+            p.resetJointState(self.robot, self.movable[slot], q, physicsClientId=c)
+        solution = p.calculateInverseKinematics(self.robot, self.grasp_link, target.tolist(), orientation.tolist(),
+                                                maxNumIterations=50, residualThreshold=1e-4, physicsClientId=c)
+        return [float(solution[slot]) for slot in self.arm_slots]
 
     def solve(self, target: np.ndarray, orientation: np.ndarray, start: list[float], tries: int = 12,
-              tolerance: float = 0.005, angle: float = math.radians(5)) -> list[float] | None:
+              tolerance: float = 0.005, angle: float = math.radians(5),
+              clear: Callable[[list[float]], bool] | None = None) -> list[float] | None:
         """Arm joint angles (ARM_JOINTS order) within their limits that put grasp_link at `target`
-        with `orientation`: IK from `start`, then from seeded random joints; the one nearest `start`."""
+        with `orientation`: IK from `start`, then from seeded random joints; the one nearest `start`.
+        With `clear`, the nearest of those it passes (the arm touching nothing), if any does: IK
+        alone chose a side grasp's elbow low, the forearm on the counter the hand reached over."""
         p, c = self.p, self.client
         rng = np.random.default_rng(0)
         best: tuple[float, list[float]] | None = None
+        best_clear: tuple[float, list[float]] | None = None
         for attempt in range(tries):
             seed = [0.0] * len(self.movable)
             for slot, q in zip(self.arm_slots, start):
@@ -119,9 +146,13 @@ class ArmKinematics:
                 distance = float(np.abs(np.asarray(arm) - np.asarray(start)).max())
                 if best is None or distance < best[0]:
                     best = (distance, arm)
-                if attempt == 0:
+                is_clear = clear is None or clear(arm)
+                if is_clear and (best_clear is None or distance < best_clear[0]):
+                    best_clear = (distance, arm)
+                if attempt == 0 and is_clear:
                     break
-        return None if best is None else best[1]
+        chosen = best_clear or best
+        return None if chosen is None else chosen[1]
 
     def reachable(self, position: np.ndarray, quaternion: np.ndarray, start: list[float]) -> bool:
         """For a hand-frame pose (position, quaternion x y z w)."""
@@ -139,6 +170,7 @@ class ArmKinematics:
 SELF_LINKS = ("base_link", "mast_link", "camera_link", "laser_link")  # the robot's own, that the arm must miss
 FAR_ARM_LINKS = ("forearm_link", "wrist_1_link", "wrist_2_link", "flange_link", "hand_link", "left_finger",
                  "right_finger")  # the arm's links that can fold back onto the robot
+HAND_LINKS = ("hand_link", "left_finger", "right_finger", "grasp_link")
 # metres: nearer than this is touching. Position control leaves the stretched arm 1-2 cm below its
 # commanded pose, so a path checked with less margin put the hand on a cabinet's top it was to pass over
 CLEARANCE = 0.03
@@ -159,6 +191,7 @@ class ArmClearance:
         first = min(arm_joints)
         self.arm_links = {j for j in names.values() if j >= first}
         self.self_pairs = [(names[a], names[b]) for a in FAR_ARM_LINKS for b in SELF_LINKS if a in names and b in names]
+        self.hand_links = {names[n] for n in HAND_LINKS if n in names}
 
     def contacts(self, q: np.ndarray) -> set[tuple[int, int, int]]:
         """(arm link, other body, other link) touching at joint angles `q`."""
@@ -186,6 +219,11 @@ class ArmClearance:
                 p.resetJointState(self.robot, j, angle, velocity, physicsClientId=c)
         return touching
 
+    def links_clear(self, q: np.ndarray) -> bool:
+        """The arm up to the wrist touches nothing at joint angles `q`: the hand and the fingers are
+        let be near what they reach for (a thing, the counter under it)."""
+        return not any(link not in self.hand_links for link, _, _ in self.contacts(q))
+
     def free_between(self, start: np.ndarray, goal: np.ndarray):  # noqa: ANN201 - a joint_path.Free
         allowed = self.contacts(start) | self.contacts(goal)
         return lambda q: not (self.contacts(q) - allowed)
@@ -201,13 +239,16 @@ class MobileArm:
         self.arm = [self.joints[name] for name in ARM_JOINTS]
         self.fingers = [self.joints[name] for name in FINGER_JOINTS]
         self.grasp_link = link_index(p, robot, client, GRASP_LINK)
-        self.movable = [j for j in range(p.getNumJoints(robot, physicsClientId=client))
-                        if p.getJointInfo(robot, j, physicsClientId=client)[2] != p.JOINT_FIXED]
         for finger in self.fingers:
             p.changeDynamics(robot, finger, lateralFriction=1.2, spinningFriction=0.002, physicsClientId=client)
         self.fingers_closed = False
         self.held_gap: float | None = None
         self.on_open: Callable[[], None] | None = None  # told before the hand opens (the body lets go of its grip)
+        self.on_closed: Callable[[], None] | None = None  # told once the fingers have closed (the body grips)
+        self.finger_links = tuple(link_index(p, robot, client, name) for name in ("left_finger", "right_finger"))
+        self.torso = self.joints[TORSO_JOINT]
+        self._hold_torso(self.torso_height())
+        self.sync_kinematics()
         self.clearance = ArmClearance(p, client, robot, self.arm)
 
     # -- state -----------------------------------------------------------------------------------
@@ -222,10 +263,30 @@ class MobileArm:
     def finger_gap(self) -> float:
         return float(sum(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in self.fingers))
 
+    def torso_height(self) -> float:
+        """Metres the torso has lifted the mast (the arm and the camera) above its lowest."""
+        return float(self.p.getJointState(self.robot, self.torso, physicsClientId=self.client)[0])
+
+    def _hold_torso(self, height: float) -> None:
+        self.p.setJointMotorControl2(self.robot, self.torso, self.p.POSITION_CONTROL, height, force=TORSO_FORCE,
+                                     maxVelocity=TORSO_SPEED, physicsClientId=self.client)
+
+    def lift_torso(self, height: float) -> None:
+        """The torso to `height` (metres, within its travel), the arm's joints held as they are;
+        the caller has the arm where its rise or fall touches nothing (tucked over the base)."""
+        goal = float(np.clip(height, 0.0, TORSO_TRAVEL))
+        if abs(goal - self.torso_height()) > TORSO_REACHED:
+            self._hold_torso(goal)
+            for _ in range(int((abs(goal - self.torso_height()) / TORSO_SPEED + 1.0) * SIM_HZ)):
+                self.step(1)
+                if abs(goal - self.torso_height()) <= TORSO_REACHED:
+                    break
+        self.sync_kinematics()
+
     def sync_kinematics(self) -> None:
-        """The copy's base where this robot's base is."""
+        """The copy's base where this robot's base is, as high as the torso lifts the arm."""
         position, quaternion = self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)
-        self.kinematics.place_base(position, quaternion)
+        self.kinematics.place_base(position, quaternion, self.torso_height())
 
     def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
         return self.kinematics.reachable(position, quaternion, self.joint_angles())
@@ -264,11 +325,7 @@ class MobileArm:
                                          maxVelocity=2.0, physicsClientId=self.client)
 
     def _track(self, target: np.ndarray, orientation: np.ndarray) -> None:
-        solution = self.p.calculateInverseKinematics(self.robot, self.grasp_link, target.tolist(), orientation.tolist(),
-                                                     maxNumIterations=50, residualThreshold=1e-4,
-                                                     physicsClientId=self.client)
-        by_joint = dict(zip(self.movable, solution))
-        self._command([by_joint[j] for j in self.arm])
+        self._command(self.kinematics.track(self.joint_angles(), target, orientation))
 
     def joint_move(self, goal: list[float], rad_per_s: float = 1.0) -> None:
         now = self.joint_angles()
@@ -322,7 +379,9 @@ class MobileArm:
         if self._turn_off(orientation) <= TURNED and self._line(goal, orientation, speed):
             return True
         self.sync_kinematics()
-        solution = self.kinematics.solve(goal, orientation, self.joint_angles(), tries=40)
+        approach = np.asarray(rotation, dtype=float)[:, 2]
+        solution = self.kinematics.solve(goal, orientation, self.joint_angles(), tries=40,
+                                         clear=lambda q: self._clear_onward(q, goal, orientation, approach))
         if solution is None:
             return False
         if not self.move_joints(solution):
@@ -333,6 +392,16 @@ class MobileArm:
             # off at a drawer's handle held level, 37 cm below the shoulder)
             return True
         return self._line(goal, orientation, speed)
+
+    def _clear_onward(self, q: list[float], goal: np.ndarray, orientation: np.ndarray, approach: np.ndarray) -> bool:
+        """The arm up to the wrist touches nothing at `q`, nor where tracking from `q` takes it
+        ONWARD metres on along the hand's approach (a pre-grasp's way in, a place's way down). A
+        pre-grasp taken with the elbow low was clear itself, and on the way in the forearm came
+        down onto the counter, the hand turned and a finger pushed the kettle aside."""
+        if not self.clearance.links_clear(np.asarray(q)):
+            return False
+        ahead = self.kinematics.solve(goal + approach * ONWARD, orientation, list(q), tries=1)
+        return ahead is None or self.clearance.links_clear(np.asarray(ahead))
 
     def _there(self, goal: np.ndarray, orientation: np.ndarray) -> bool:
         return bool(np.linalg.norm(self.hand_pose()[0] - goal) < REACHED) and self._turn_off(orientation) <= TURNED
@@ -386,6 +455,8 @@ class MobileArm:
     def close_hand(self) -> float:
         self.fingers_closed = True
         self.step(120)
+        if self.on_closed is not None:
+            self.on_closed()
         return self.finger_gap()
 
     def stop(self) -> None:

@@ -229,7 +229,9 @@ class ArmSkills:
         self.phase(f"planning a grasp of {obj}", 0.15)
         planner = GraspPlanner(self.spec.gripper, self.spec.arm, self.body.reachable)
         self.last_grasp_plan, self.last_grasp = None, None
-        plan = planner.plan(clouds[obj], self.others(clouds, obj))
+        # what the object rests on is no lower than its lowest point seen: the hand stays above that
+        support_z = float(np.nanmin(clouds[obj][:, 2])) if len(clouds[obj]) else None
+        plan = planner.plan(clouds[obj], self.others(clouds, obj), support_z=support_z)
         self.last_grasp_plan = plan
         self.phase(f"picking {obj} ({len(plan.candidates)} grasps planned)", 0.3)
         config = self.pick_config

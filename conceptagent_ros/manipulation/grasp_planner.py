@@ -39,6 +39,11 @@ class GraspConfig:
     side_grasps: bool = True
     min_region_points: int = 6  # object points between the fingers
     min_contact_depth: float = 0.008  # metres of the object between the fingers, along the approach
+    # metres between the two contacts at least: less is one face's points seen edge-on (a phone's top
+    # taken from the side), nothing to squeeze
+    min_width: float = 0.004
+    # metres the hand may reach below the support's top (plan's support_z): the fingertips resting on it
+    support_tolerance: float = 0.005
     # how squarely each contact faces the closing axis (_contact_alignment, 1 = square). 0.4 was chosen
     # on the development objects (random_urdfs 000-059 and the named ones): 0.8 and 0.7 refused grasps
     # that held with rubber-like fingertips (friction 1.2), 0.25 gained nothing more
@@ -126,7 +131,11 @@ class GraspPlanner:
         self.config = config or GraspConfig()
         self.orientations = list(_orientations(self.config))
 
-    def plan(self, object_points: object, scene_points: object = None) -> GraspPlan:
+    def plan(self, object_points: object, scene_points: object = None, support_z: float | None = None) -> GraspPlan:
+        """`support_z`: the height of what the object rests on, where known; no part of the hand
+        goes below it. The support's top is often not in `scene_points` where it matters: the arm
+        hides the table in front of the object from a mast camera, and a side grasp closing upright
+        on a phone put its lower finger and the palm into the table."""
         started = time.perf_counter()
         obj = clean(object_points, "object")
         g, cfg = self.gripper, self.config
@@ -135,6 +144,8 @@ class GraspPlanner:
         # only what the hand could touch: within the object plus the hand's size
         hand = g.max_opening + 2 * g.finger_thickness + g.palm_depth + g.finger_depth + g.palm_width
         scene = voxel_thin(near(clean(scene_points, "scene", required=False), centre, radius + hand), cfg.scene_voxel)
+        if support_z is not None:  # the support as points, where the camera saw it or not: the fingers stop on it
+            scene = np.concatenate([scene, _support_patch(centre, radius + hand, support_z, 2 * cfg.scene_voxel)])
         normals = outward_normals(obj)
         rejected: dict[str, int] = {}
         found: list[GraspCandidate] = []
@@ -150,9 +161,13 @@ class GraspPlanner:
                     rejected[outcome] = rejected.get(outcome, 0) + 1
                     continue
                 offset, width, antipodal, depth = outcome
+                position = centre + rotation @ offset
+                if support_z is not None and self._lowest(position, rotation) < support_z - cfg.support_tolerance:
+                    rejected["below_support"] = rejected.get("below_support", 0) + 1
+                    continue
                 score = (2.0 * antipodal + min(depth / g.finger_depth, 1.0) + (0.4 if approach == "top" else 0.0)
                          - 0.3 * abs(oy) / max(extent_y / 2, 1e-6) - 0.5 * (width / g.max_opening) ** 4)
-                found.append(GraspCandidate(centre + rotation @ offset, rotation, width, score, approach, antipodal,
+                found.append(GraspCandidate(position, rotation, width, score, approach, antipodal,
                                             depth))
         considered = sum(rejected.values()) + len(found)
         if not found:
@@ -166,6 +181,15 @@ class GraspPlanner:
                                                    f"({centre[0]:.2f}, {centre[1]:.2f}, {centre[2]:.2f}) but the arm "
                                                    "reaches none of them")
         return GraspPlan(tuple(reachable), considered, rejected, time.perf_counter() - started)
+
+    def _lowest(self, position: np.ndarray, rotation: np.ndarray) -> float:
+        """The lowest point of the open hand (its fingers and palm as one box) at a grasp pose."""
+        g = self.gripper
+        half_x = max(g.max_opening / 2 + g.finger_thickness, g.palm_length / 2)
+        half_y = max(g.finger_width, g.palm_width) / 2
+        corners = np.array([[sx * half_x, sy * half_y, z] for sx in (-1, 1) for sy in (-1, 1)
+                            for z in (g.finger_depth / 2, -(g.finger_depth / 2 + g.palm_depth))])
+        return float((position + corners @ rotation.T)[:, 2].min())
 
     def _reachable(self, ranked: list[GraspCandidate]) -> Iterator[GraspCandidate]:
         kept = 0
@@ -215,6 +239,8 @@ class GraspPlanner:
         width = float(xs.max() - xs.min())
         if width > g.max_opening - 2 * c:
             return "too_wide"
+        if width < cfg.min_width:
+            return "one_face"
         depth = float(zs.max() - zs.min())
         if depth < cfg.min_contact_depth:
             return "shallow"
@@ -258,6 +284,13 @@ class GraspPlanner:
         if not np.isfinite(nearest) or deepest < nearest - half_depth + self.config.min_contact_depth:
             return None
         return deepest
+
+
+def _support_patch(centre: np.ndarray, half: float, z: float, spacing: float) -> np.ndarray:
+    """A square of points at height `z` around `centre`'s x, y, `half` out each way."""
+    steps = np.arange(-half, half + 1e-9, spacing)
+    xx, yy = np.meshgrid(centre[0] + steps, centre[1] + steps)
+    return np.column_stack([xx.ravel(), yy.ravel(), np.full(xx.size, z)])
 
 
 def _contact_alignment(normals: np.ndarray, side: float) -> float:
