@@ -9,7 +9,7 @@ import pytest
 from test_grasp_planner import box_surface, table
 
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.place_planner import PlacePlanner
+from conceptagent_ros.manipulation.place_planner import Footprint, PlacePlanner
 
 RADIUS, HEIGHT = 0.03, 0.06
 
@@ -113,3 +113,24 @@ def test_a_surface_seen_in_grazing_rows_still_takes_the_object() -> None:
     with pytest.raises(ManipulationError) as failure:
         PlacePlanner().plan(0.08, 0.05, boards)  # 16 cm across: only a place bridging the boards would do
     assert failure.value.code == "NO_PLACE_FOUND"
+
+
+def test_a_long_thing_goes_along_a_strip_no_circle_round_it_fits_in() -> None:
+    """A 15 x 8 cm phone held across the strip in front of a row of things on a shelf: the circle
+    round its footprint (17 cm) fits nowhere on the 10 cm strip; its rectangle fits turned along the
+    strip, and the place says by how much to turn it. Judged by this test's own geometry: the turned
+    rectangle's corners on the strip, clear of the row by the margin."""
+    shelf = table(half=0.2, centre=(0.5, 0.0), spacing=0.005)  # 40 x 40 cm
+    row = box_surface((0.5, -0.02, 0.05), (0.40, 0.24, 0.10))  # things stand on all but the front 10 cm
+    seen = shelf[(shelf[:, 1] > 0.1) | (shelf[:, 1] < -0.14)]  # the row hides the top under it
+    strip = seen[seen[:, 1] > 0.1]
+    phone = Footprint(0.075, 0.04, np.pi / 2)  # held with its length across the strip
+    with pytest.raises(ManipulationError):
+        PlacePlanner().plan(0.085, 0.02, strip, row)
+    place = PlacePlanner().plan(0.085, 0.02, strip, row, footprint=phone)
+    assert place.turn is not None and abs(np.cos(phone.yaw + place.turn)) > 0.95  # turned along the strip (x)
+    yaw = phone.yaw + place.turn
+    u, v = np.array([np.cos(yaw), np.sin(yaw)]), np.array([-np.sin(yaw), np.cos(yaw)])
+    corners = [place.position[:2] + su * 0.075 * u + sv * 0.04 * v for su in (-1, 1) for sv in (-1, 1)]
+    assert all(0.1 - 0.012 <= c[1] <= 0.2 + 0.012 and 0.3 - 0.012 <= c[0] <= 0.7 + 0.012 for c in corners)
+    assert min(c[1] for c in corners) >= 0.10 + 0.009  # clear of the row's front face at y = 0.10

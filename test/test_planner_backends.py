@@ -222,3 +222,17 @@ def test_the_offline_planner_puts_it_on_another_receptacle_after_a_place_failed_
     assert retry.call is not None and retry.call != proposal.call, retry.raw
     places = [c for c in remaining if c.startswith("place(")]
     assert places and all(failed_on not in c for c in places), remaining
+
+
+def test_a_plan_that_starts_by_going_where_the_robot_is_goes_to_the_thing_instead() -> None:
+    """At a counter whose far end holds the toaster out of the arm's reach, the planner (near all
+    a place holds) plans navigate_to(countertop_2) again; the offline oracle sends the robot to the
+    toaster itself. A plan that starts elsewhere is left as it is."""
+    from conceptagent_ros.planning.oracles.offline import _to_the_thing
+
+    at_counter = {("near", "countertop_2"), ("near", "microwave_1")}
+    plan = [C("navigate_to(countertop_2)"), C("place(bread_1, toaster_1)")]
+    assert [str(c) for c in _to_the_thing(plan, at_counter)] == ["navigate_to(toaster_1)", "place(bread_1, toaster_1)"]
+    pick = [C("navigate_to(countertop_2)"), C("pick(kettle_1)")]
+    assert str(_to_the_thing(pick, at_counter)[0]) == "navigate_to(kettle_1)"
+    assert _to_the_thing(plan, {("near", "sofa_1")}) == plan

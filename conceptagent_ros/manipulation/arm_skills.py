@@ -257,10 +257,11 @@ class ArmSkills:
         if receptacle == self.table or self.near_hand(receptacle):  # the free spot nearest the hand, not the far end
             near = (float(self.held.hand_position[0]), float(self.held.hand_position[1]))
         spot = PlacePlanner().plan(held.footprint_radius, held.height, clouds[receptacle],
-                                   self.others(clouds, obj, receptacle), near=near)
+                                   self.others(clouds, obj, receptacle), near=near, footprint=held.footprint)
         into = spot.inside or receptacle in self.drawers
         # walls around: the hand's long side along the opening's long side, or it strikes them
-        turn = hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into \
+        turn = spot.turn if spot.turn is not None else \
+            hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into \
             else self._bearing_turn(spot.position) if self.mobile else 0.0
         self.phase(f"putting {obj} down", 0.3)
         done = place(self.watched_hand(), self.spec.gripper, self.held.hand_position, self.held.grasp.rotation, held,

@@ -9,7 +9,7 @@ import numpy as np
 
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.pick_executor import Arm
-from conceptagent_ros.manipulation.place_planner import PlacePose
+from conceptagent_ros.manipulation.place_planner import Footprint, PlacePose
 from conceptagent_ros.manipulation.robot_spec import GripperSpec
 
 ABOVE = 0.10  # the hand comes in this far above the release pose, and leaves as far
@@ -23,6 +23,7 @@ class HeldObject:
     bottom_centre: np.ndarray
     footprint_radius: float
     height: float
+    footprint: Footprint | None = None  # its rectangle, for where no circle of footprint_radius fits
 
     @classmethod
     def from_points(cls, points: np.ndarray) -> HeldObject:
@@ -31,7 +32,8 @@ class HeldObject:
         centre = points[:, :2].mean(axis=0)
         radius = float(np.linalg.norm(points[:, :2] - centre, axis=1).max())
         bottom = float(points[:, 2].min())
-        return cls(np.array([centre[0], centre[1], bottom]), radius, float(points[:, 2].max() - bottom))
+        return cls(np.array([centre[0], centre[1], bottom]), radius, float(points[:, 2].max() - bottom),
+                   Footprint.of(points[:, :2]))
 
 
 @dataclass(frozen=True)

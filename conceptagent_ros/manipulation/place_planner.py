@@ -7,6 +7,12 @@ must be supported under the whole footprint (plane points under its edge all rou
 every other point -- walls, objects already there, neighbours -- within the footprint plus a margin,
 up to the object's height. The spot nearest the requested one (by default the support's middle)
 wins, ties broken by clearance.
+
+The footprint is a circle round the object's bottom, which a long thing (a 15 cm phone, a 25 cm
+loaf) needs far more room for than it takes. Where no circle fits and the object's footprint
+rectangle is given, the rectangle is tried at a few turns about the vertical (smallest turn first):
+along a shelf's strip in front of what stands there, along a toaster's top; the place then says by
+how much the hand turns the thing on its way (PlacePose.turn).
 """
 from __future__ import annotations
 
@@ -36,6 +42,30 @@ class PlaceConfig:
 
 
 @dataclass(frozen=True)
+class Footprint:
+    """A thing's footprint as a rectangle: half its length and half its width (metres), and the
+    heading of its length (radians, world)."""
+
+    half_length: float
+    half_width: float
+    yaw: float
+
+    @classmethod
+    def of(cls, xy: np.ndarray) -> Footprint:
+        """The rectangle along the principal axes of the points' x, y."""
+        centred = xy - xy.mean(axis=0)
+        _, vectors = np.linalg.eigh(centred.T @ centred)
+        major = vectors[:, 1]
+        along, across = centred @ major, centred @ np.array([-major[1], major[0]])
+        return cls(float(np.abs(along).max()), float(np.abs(across).max()), float(np.arctan2(major[1], major[0])))
+
+
+# turns of a footprint rectangle tried where no circle fits, smallest first (a rectangle is the same
+# turned half round, so these cover every heading 30 degrees apart)
+RECTANGLE_TURNS = tuple(np.radians(a) for a in (0, 30, -30, 60, -60, 90))
+
+
+@dataclass(frozen=True)
 class PlacePose:
     position: np.ndarray  # where the object's bottom centre is released, world
     support_height: float  # the support plane's height there
@@ -43,6 +73,9 @@ class PlacePose:
     inside: bool  # in a container, below its rim
     rim_height: float | None
     seconds: float = 0.0
+    # radians about the vertical the thing must be turned on its way to fit (a footprint rectangle's
+    # spot); None: a circle's spot, any turn fits
+    turn: float | None = None
 
 
 class PlacePlanner:
@@ -50,9 +83,11 @@ class PlacePlanner:
         self.config = config or PlaceConfig()
 
     def plan(self, footprint_radius: float, object_height: float, receptacle_points: object,
-             scene_points: object = None, near: tuple[float, float] | None = None) -> PlacePose:
+             scene_points: object = None, near: tuple[float, float] | None = None,
+             footprint: Footprint | None = None) -> PlacePose:
         """A place for an object of `footprint_radius` (its bottom's circumradius) and `object_height`
-        on or in the receptacle; NO_SUPPORT_SURFACE or NO_PLACE_FOUND when there is none."""
+        on or in the receptacle; NO_SUPPORT_SURFACE or NO_PLACE_FOUND when there is none.
+        `footprint`: its rectangle, tried turned where no circle fits."""
         started = time.perf_counter()
         cfg = self.config
         if not (footprint_radius > 0 and object_height > 0):
@@ -94,11 +129,20 @@ class PlacePlanner:
         else:
             clearance = np.full(len(cells), np.inf)
         free = supported & (clearance >= cfg.margin)
+        target = np.asarray(near, dtype=float) if near is not None else support[:, :2].mean(axis=0)
+        if not free.any() and footprint is not None:
+            turned = self._rectangle(footprint, cells, (len(ys), len(xs)), under, in_the_way[:, :2], target)
+            if turned is not None:
+                (x, y), turn, room = turned
+                z = _plane_z(plane.normal, plane.offset, x, y)
+                return PlacePose(np.array([x, y, z + cfg.release_height]), z, room, inside, rim,
+                                 time.perf_counter() - started, turn)
         if not free.any():
             why = "the support is smaller than the object" if not supported.any() else \
                 f"every supported spot is within {cfg.margin * 1000:.0f} mm of something"
-            raise ManipulationError("NO_PLACE_FOUND", f"no spot for an object {2 * footprint_radius:.3f} m across: {why}")
-        target = np.asarray(near, dtype=float) if near is not None else support[:, :2].mean(axis=0)
+            shape = f"{2 * footprint_radius:.3f} m across" if footprint is None else \
+                f"{2 * footprint.half_length:.3f} x {2 * footprint.half_width:.3f} m at any turn"
+            raise ManipulationError("NO_PLACE_FOUND", f"no spot for an object {shape}: {why}")
         candidates = np.flatnonzero(free)
         distance = np.linalg.norm(cells[candidates] - target, axis=1)
         # nearest the target; within a grid step of that, the roomiest (then the nearest)
@@ -109,6 +153,58 @@ class PlacePlanner:
         z = _plane_z(plane.normal, plane.offset, x, y)
         return PlacePose(np.array([x, y, z + cfg.release_height]), z, float(clearance[chosen]), inside, rim,
                          time.perf_counter() - started)
+
+
+    def _rectangle(self, footprint: Footprint, cells: np.ndarray, shape: tuple[int, int], under: cKDTree,
+                   obstacles: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+        """The spot nearest `target` for the footprint rectangle at the smallest turn that has one:
+        (x y, turn, clearance), or None. Obstacles within the rectangle grown by the margin block a
+        cell (rasterised on the cells' grid, a convolution per turn); plane points near its edge all
+        round (every 2 cm) and its middle carry it."""
+        from scipy.ndimage import convolve
+
+        cfg = self.config
+        a, b = footprint.half_length, footprint.half_width
+        reach = int(np.ceil((np.hypot(a, b) + cfg.margin) / cfg.grid)) + 1
+        ny, nx = shape
+        occupied = np.zeros((ny + 2 * reach, nx + 2 * reach))
+        if len(obstacles):
+            origin = cells[0] - reach * cfg.grid  # cells run x fastest from the grid's lowest corner
+            index = np.round((obstacles - origin) / cfg.grid).astype(int)
+            inside = (index >= 0).all(axis=1) & (index[:, 0] < nx + 2 * reach) & (index[:, 1] < ny + 2 * reach)
+            occupied[index[inside, 1], index[inside, 0]] = 1.0
+        offsets = np.arange(-reach, reach + 1) * cfg.grid
+        kx, ky = np.meshgrid(offsets, offsets)
+        # the perimeter every 2 cm (corners included) and the middle, before turning
+        along = np.linspace(-a, a, max(2, int(np.ceil(2 * a / 0.02)) + 1))
+        across = np.linspace(-b, b, max(2, int(np.ceil(2 * b / 0.02)) + 1))
+        outline = np.concatenate([np.column_stack([along, np.full_like(along, s * b)]) for s in (-1, 1)]
+                                 + [np.column_stack([np.full_like(across, s * a), across]) for s in (-1, 1)]
+                                 + [np.zeros((1, 2))])
+        for turn in RECTANGLE_TURNS:
+            yaw = footprint.yaw + turn
+            c, s = np.cos(yaw), np.sin(yaw)
+            # the grid's half-cell rounding is added to the margin: a rasterised obstacle is up to that far off
+            grow = cfg.margin + cfg.grid / 2
+            kernel = ((np.abs(kx * c + ky * s) <= a + grow) & (np.abs(-kx * s + ky * c) <= b + grow)).astype(float)
+            blocked = convolve(occupied, kernel, mode="constant")[reach:reach + ny, reach:reach + nx].ravel() > 0.5
+            open_cells = np.flatnonzero(~blocked)
+            if not len(open_cells):
+                continue
+            turned = outline @ np.array([[c, s], [-s, c]])
+            gaps, _ = under.query((cells[open_cells][:, None, :] + turned[None, :, :]).reshape(-1, 2))
+            carried = (gaps.reshape(len(open_cells), len(turned)) <= cfg.support_gap).all(axis=1)
+            if not carried.any():
+                continue
+            candidates = open_cells[carried]
+            best = candidates[np.argmin(np.linalg.norm(cells[candidates] - target, axis=1))]
+            room = np.inf
+            if len(obstacles):
+                d = obstacles - cells[best]
+                u, v = np.abs(d @ np.array([c, s])) - a, np.abs(d @ np.array([-s, c])) - b
+                room = float(np.hypot(np.maximum(u, 0.0), np.maximum(v, 0.0)).min())
+            return cells[best], float(turn), room
+        return None
 
 
 def _filled_gaps(xy: np.ndarray, cell: float, gap: float) -> np.ndarray:

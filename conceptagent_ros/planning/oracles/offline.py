@@ -9,6 +9,7 @@ is measured against.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import lru_cache
 
 import yaml
@@ -119,7 +120,7 @@ class OfflineBackend:
                 # so the plan goes to the thing first rather than proposing the same refused call again.
                 result = self.planner.plan(state, goal.text, graph.robot.room, keep)
             if result.plan:
-                self._plan, self._purpose = list(result.plan), "goal"
+                self._plan, self._purpose = _to_the_thing(list(result.plan), state.atoms), "goal"
                 return f"planned {len(result.plan)} steps to the goal"
         sought = {guess_category(o) for o in unknown} | goal_types
         if not sought:  # everything named is known, yet no plan: a tool must be missing
@@ -164,6 +165,20 @@ class OfflineBackend:
     @property
     def plan_reaches_goal(self) -> bool:
         return self._purpose == "goal"
+
+
+def _to_the_thing(plan: list[SkillCall], atoms: Collection[tuple[str, ...]]) -> list[SkillCall]:
+    """A plan that starts by going to what the robot is already near (the planner's axiom has it
+    near all that a place holds, the body's reach does not: a toaster at the far end of a 1.2 m
+    counter) goes to the thing the next step acts on instead. Without this the robot went to the
+    same counter again and again until the step budget ran out."""
+    if len(plan) < 2 or plan[0].skill != "navigate_to" or ("near", plan[0].args[0]) not in atoms:
+        return plan
+    follow = plan[1]
+    if not follow.args:
+        return plan
+    target = follow.args[-1] if follow.skill == "place" else follow.args[0]
+    return [SkillCall("navigate_to", (target,)), *plan[1:]] if target != plan[0].args[0] else plan
 
 
 def _scene_graph(context: DecisionContext) -> SceneGraph:
