@@ -35,11 +35,13 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.household.item_clouds import from_frame, mirror_completed, to_frame
-from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm
+from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm, mm_orientation
 from conceptagent_ros.household.robot_camera import RobotCamera
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
+from conceptagent_ros.manipulation.frames import hand_frame
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
 from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
@@ -78,10 +80,14 @@ SQUEEZED = 1.0  # newtons each finger presses a thing with, at least, for the gr
 FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
 FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
-# a pick's or a place's target whose top (a place's: plus the held thing's height) is this high or
-# lower is worked with the torso down (the hand over a counter from above); higher, the torso lifts
-# by the difference: a book on a 1.2 m shelf is out of reach pointing down from a 0.90 m shoulder
-TORSO_DOWN_TO = 1.0
+# the torso's heights tried for a pick or a place, lowest first (_torso_for): the lowest from which
+# the hand reaches over the target pointing down, one step higher for room; a book on a 1.2 m shelf
+# is out of reach pointing down from the shoulder's 0.90 m, a sponge held over a bowl on a counter too
+TORSO_STEP = 0.05
+PICK_HAND_ABOVE = 0.10  # metres the hand is over a thing's top at its pre-grasp from above
+PLACE_HAND_ABOVE = 0.16  # metres the hand is over a place's top plus the held thing: the grip's height and the way down
+PLACE_INWARD = 0.08  # metres in from a receptacle's near edge its place is taken at, for the question
+TORSO_BELOW_TOP = 1.0  # metres: the torso lifts at least by how much the top (plus the held thing) is higher
 
 
 @dataclass
@@ -170,16 +176,17 @@ class HouseholdBody:
     # -- what the skills need of the body (manipulation/arm_skills.ArmBody) -----------------------
     def look(self) -> Clouds:
         """What the skill plans on: the first look of a skill is the view taken with the arm tucked
-        (the hand held ready in front of the mast hides the top of what it is about to grasp; the
-        hand's own load is seen where the hand is now); every later look is live."""
+        (the hand held ready in front of the mast hides the top of what it is about to grasp);
+        every later look is live. The hand's load is given where the hand is now, turned as it
+        gripped it, which is how a place carries it: a pillow taken from the side and seen with the
+        hand pointing down at the ready pose stood 60 cm tall, and its place was planned for that."""
         view, self._view = self._view, None
         if view is None:
-            return self.clouds()
+            view = self.clouds()
         held = self.held
-        if held is not None:
-            in_hand = self.clouds().get(held.object_id)
-            if in_hand is not None:
-                view[held.object_id] = in_hand
+        if held is not None and self.in_hand is not None:
+            gripped = Rotation.from_quat(mm_orientation(held.grasp.rotation)).as_matrix()
+            view[held.object_id] = from_frame(self.in_hand, self.arm.hand_pose()[0], gripped)
         return view
 
     def hand(self) -> Arm:
@@ -416,16 +423,36 @@ class HouseholdBody:
         return outcome
 
     def _torso_for(self, call: SkillCall) -> float:
-        """How high to lift the torso for a skill (TORSO_DOWN_TO): from the top of what it acts on."""
+        """How high to lift the torso for a pick or a place: the lowest of the heights tried
+        (TORSO_STEP apart) from which the hand reaches, pointing down, over the thing's top (a
+        pick's pre-grasp) or over the receptacle's near part with the held thing (a place), one step
+        higher for room; 0 for other skills."""
         if call.skill not in ("pick", "place"):
             return 0.0
         seen = self.memory.get(call.args[1] if call.skill == "place" else call.args[0])
         if seen is None:
             return self.arm.torso_height()
-        top = float(seen.hi[2])
-        if call.skill == "place" and self.in_hand is not None and len(self.in_hand):
-            top += float(np.ptp(from_frame(self.in_hand, *self.arm_hand_frame())[:, 2]))  # the held thing's height
-        return float(np.clip(top - TORSO_DOWN_TO, 0.0, TORSO_TRAVEL))
+        shoulder = self.shoulder() - np.array([0.0, 0.0, self.arm.torso_height()])
+        if call.skill == "pick":
+            spot = np.append(seen.centre[:2], seen.hi[2] + PICK_HAND_ABOVE)
+        else:
+            lo, hi = seen.lo[:2] + PLACE_INWARD, seen.hi[:2] - PLACE_INWARD
+            xy = np.clip(shoulder[:2], np.minimum(lo, seen.centre[:2]), np.maximum(hi, seen.centre[:2]))
+            held = 0.0
+            if self.in_hand is not None and len(self.in_hand):
+                held = float(np.ptp(from_frame(self.in_hand, *self.arm_hand_frame())[:, 2]))
+            spot = np.append(xy, seen.hi[2] + held + PLACE_HAND_ABOVE)
+        bearing = spot[:2] - shoulder[:2]
+        closing = np.array([-bearing[1], bearing[0], 0.0]) if np.linalg.norm(bearing) > 1e-6 else np.array([0.0, 1.0, 0.0])
+        down = Rotation.from_matrix(hand_frame(np.array([0.0, 0.0, -1.0]), closing)).as_quat()
+        # at least the shoulder within TORSO_BELOW_TOP of the top it works over (plus what it holds):
+        # the hand that places a cup onto a coffee machine's 1.3 m top came in from above it
+        least = float(np.clip(spot[2] - PICK_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL)) \
+            if call.skill == "pick" else float(np.clip(spot[2] - PLACE_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
+        for lift in np.arange(0.0, TORSO_TRAVEL + 1e-9, TORSO_STEP):
+            if self.arm.reachable_at_lift(spot, down, float(lift)):
+                return max(least, 0.0 if lift == 0.0 else float(min(lift + TORSO_STEP, TORSO_TRAVEL)))
+        return TORSO_TRAVEL if spot[2] > shoulder[2] else least
 
     def _lift_torso(self, height: float) -> None:
         """The torso to `height` with the arm tucked over the base (nothing in the way as it rises

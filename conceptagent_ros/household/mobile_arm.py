@@ -283,6 +283,16 @@ class MobileArm:
                     break
         self.sync_kinematics()
 
+    def reachable_at_lift(self, position: np.ndarray, quaternion: np.ndarray, lift: float) -> bool:
+        """Whether the hand could be put at this pose (hand frame, x y z w) with the torso at `lift`
+        (the copy stood that high for the question, then put back)."""
+        base, turn = self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)
+        self.kinematics.place_base(base, turn, lift)
+        try:
+            return self.kinematics.reachable(position, quaternion, self.joint_angles())
+        finally:
+            self.sync_kinematics()
+
     def sync_kinematics(self) -> None:
         """The copy's base where this robot's base is, as high as the torso lifts the arm."""
         position, quaternion = self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)

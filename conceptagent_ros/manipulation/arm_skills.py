@@ -260,7 +260,7 @@ class ArmSkills:
                                    self.others(clouds, obj, receptacle), near=near, footprint=held.footprint)
         into = spot.inside or receptacle in self.drawers
         # walls around: the hand's long side along the opening's long side, or it strikes them
-        turn = spot.turn if spot.turn is not None else \
+        turn = self._hand_near_side(spot.turn, spot.position, held) if spot.turn is not None else \
             hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into \
             else self._bearing_turn(spot.position) if self.mobile else 0.0
         self.phase(f"putting {obj} down", 0.3)
@@ -275,6 +275,22 @@ class ArmSkills:
         where = f"put {'in' if into else 'on'} {receptacle}"
         return f"{where} ({spot.clearance * 100:.1f} cm clear of the nearest thing)" if np.isfinite(spot.clearance) \
             else where
+
+    def _hand_near_side(self, turn: float, spot: np.ndarray, held: HeldObject) -> float:
+        """Of a footprint rectangle's turn and the turn half round from it (the same footprint),
+        the one that leaves the hand nearer the shoulder, then the smaller: a pillow held from the
+        side turned the wrong way round put the hand on the bed's far side of it."""
+        assert self.held is not None
+        offset = np.asarray(self.held.hand_position, dtype=float)[:2] - held.bottom_centre[:2]
+        shoulder = np.asarray(self.spec.arm.base, dtype=float)[:2]
+
+        def hand_off(t: float) -> tuple[float, float]:
+            c, s = np.cos(t), np.sin(t)
+            hand = np.asarray(spot, dtype=float)[:2] + np.array([c * offset[0] - s * offset[1], s * offset[0] + c * offset[1]])
+            return round(float(np.linalg.norm(hand - shoulder)), 2), abs(t)
+
+        flipped = (turn + np.pi + np.pi) % (2 * np.pi) - np.pi
+        return min((turn, float(flipped)), key=hand_off)
 
     def _bearing_turn(self, spot: np.ndarray) -> float:
         """For a thing held from the side, the turn about the vertical (radians) that points the hand

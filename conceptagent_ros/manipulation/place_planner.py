@@ -63,6 +63,11 @@ class Footprint:
 # turns of a footprint rectangle tried where no circle fits, smallest first (a rectangle is the same
 # turned half round, so these cover every heading 30 degrees apart)
 RECTANGLE_TURNS = tuple(np.radians(a) for a in (0, 30, -30, 60, -60, 90))
+# metres: a circle's spot this much farther from the one asked for (the hand) than a turned
+# rectangle's is passed over for it (a pillow put on a bed beside another pillow: the circle round
+# it fitted only a metre in, out of the arm's reach; turned, it fits along the bed's near edge)
+RECTANGLE_IF_FARTHER = 0.15
+TURN_COST = 0.05  # metres of distance to the spot asked for that a radian of turn is worth
 
 
 @dataclass(frozen=True)
@@ -130,9 +135,10 @@ class PlacePlanner:
             clearance = np.full(len(cells), np.inf)
         free = supported & (clearance >= cfg.margin)
         target = np.asarray(near, dtype=float) if near is not None else support[:, :2].mean(axis=0)
-        if not free.any() and footprint is not None:
+        circle_off = float(np.linalg.norm(cells[free] - target, axis=1).min()) if free.any() else np.inf
+        if footprint is not None and (not free.any() or (near is not None and circle_off > RECTANGLE_IF_FARTHER)):
             turned = self._rectangle(footprint, cells, (len(ys), len(xs)), under, in_the_way[:, :2], target)
-            if turned is not None:
+            if turned is not None and float(np.linalg.norm(turned[0] - target)) < circle_off - RECTANGLE_IF_FARTHER:
                 (x, y), turn, room = turned
                 z = _plane_z(plane.normal, plane.offset, x, y)
                 return PlacePose(np.array([x, y, z + cfg.release_height]), z, room, inside, rim,
@@ -157,8 +163,8 @@ class PlacePlanner:
 
     def _rectangle(self, footprint: Footprint, cells: np.ndarray, shape: tuple[int, int], under: cKDTree,
                    obstacles: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float, float] | None:
-        """The spot nearest `target` for the footprint rectangle at the smallest turn that has one:
-        (x y, turn, clearance), or None. Obstacles within the rectangle grown by the margin block a
+        """The spot nearest `target` for the footprint rectangle over the turns tried (a turn
+        costing TURN_COST a radian): (x y, turn, clearance), or None. Obstacles within the rectangle grown by the margin block a
         cell (rasterised on the cells' grid, a convolution per turn); plane points near its edge all
         round (every 2 cm) and its middle carry it."""
         from scipy.ndimage import convolve
@@ -181,6 +187,7 @@ class PlacePlanner:
         outline = np.concatenate([np.column_stack([along, np.full_like(along, s * b)]) for s in (-1, 1)]
                                  + [np.column_stack([np.full_like(across, s * a), across]) for s in (-1, 1)]
                                  + [np.zeros((1, 2))])
+        found: tuple[float, int, float, tuple[float, float]] | None = None
         for turn in RECTANGLE_TURNS:
             yaw = footprint.yaw + turn
             c, s = np.cos(yaw), np.sin(yaw)
@@ -197,14 +204,20 @@ class PlacePlanner:
             if not carried.any():
                 continue
             candidates = open_cells[carried]
-            best = candidates[np.argmin(np.linalg.norm(cells[candidates] - target, axis=1))]
-            room = np.inf
-            if len(obstacles):
-                d = obstacles - cells[best]
-                u, v = np.abs(d @ np.array([c, s])) - a, np.abs(d @ np.array([-s, c])) - b
-                room = float(np.hypot(np.maximum(u, 0.0), np.maximum(v, 0.0)).min())
-            return cells[best], float(turn), room
-        return None
+            distance = np.linalg.norm(cells[candidates] - target, axis=1)
+            here = int(np.argmin(distance))
+            cost = float(distance[here]) + TURN_COST * abs(float(turn))
+            if found is None or cost < found[0]:
+                found = (cost, candidates[here], float(turn), (c, s))
+        if found is None:
+            return None
+        _, best, turn, (c, s) = found
+        room = np.inf
+        if len(obstacles):
+            d = obstacles - cells[best]
+            u, v = np.abs(d @ np.array([c, s])) - a, np.abs(d @ np.array([-s, c])) - b
+            room = float(np.hypot(np.maximum(u, 0.0), np.maximum(v, 0.0)).min())
+        return cells[best], turn, room
 
 
 def _filled_gaps(xy: np.ndarray, cell: float, gap: float) -> np.ndarray:
