@@ -127,5 +127,10 @@ def test_rviz_config_shows_the_graph():
     displays = rviz["Visualization Manager"]["Displays"]
     topics = {d.get("Topic", {}).get("Value") for d in displays if isinstance(d.get("Topic"), dict)}
     assert {"/conceptagent/scene_markers", "/conceptagent/plan_markers", "/conceptagent/robot_pose",
-            "/conceptagent/grasp_markers"} <= topics
+            "/conceptagent/grasp_markers", "/conceptagent/path"} <= topics
     assert any(d["Class"] == "rviz_default_plugins/Image" for d in displays)
+    # the robot drawn from the description the household body's manipulation node latches
+    [model] = [d for d in displays if d["Class"] == "rviz_default_plugins/RobotModel"]
+    assert model["Description Source"] == "Topic"
+    assert model["Description Topic"]["Value"] == "/conceptagent/robot_description"
+    assert model["Description Topic"]["Durability Policy"] == "Transient Local"

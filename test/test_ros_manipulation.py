@@ -180,3 +180,80 @@ def test_a_household_task_through_the_graph_on_the_body_is_judged_on_the_physics
     [episode] = run_body_suite([task], GraphSuiteConfig(timeout=240.0), stream=progress)
     assert episode.success and episode.believed_success, (episode, progress.getvalue())
     assert episode.steps >= 4 and not episode.unmet and "1/1 so far" in progress.getvalue()
+
+
+def test_the_household_body_gives_rviz_its_model_joint_states_pose_and_path(ros_context, client) -> None:
+    """With conceptagent_mm as the whole robot, the manipulation node publishes what rviz draws it
+    from: the description (latched), the joint states (the torso and the arm among them, as PyBullet
+    has them), the base's pose, and the path its base planned for navigate_to, ending where the base
+    stands."""
+    from geometry_msgs.msg import PoseStamped
+    from nav_msgs.msg import Path
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    from conceptagent_ros.ros.bringup import GraphOptions, body_options, bring_up
+    from conceptagent_ros.world.robot_description import ARM_JOINTS, TORSO_JOINT
+
+    graph = bring_up(GraphOptions(with_robot=False, with_planner=False, manipulation=body_options("studio_kitchen")),
+                     context=ros_context)
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    got: dict[str, list] = {"description": [], "joints": [], "pose": [], "path": []}
+    client.create_subscription(String, "/conceptagent/robot_description", got["description"].append, latched)
+    client.create_subscription(JointState, "/conceptagent/joint_states", got["joints"].append, 10)
+    client.create_subscription(PoseStamped, "/conceptagent/robot_pose", got["pose"].append, 10)
+    client.create_subscription(Path, "/conceptagent/path", got["path"].append, latched)
+    try:
+        wait_until(lambda: bool(got["description"]) and bool(got["joints"]), 30.0, "the description and joint states")
+        assert 'robot name="conceptagent_mm"' in got["description"][-1].data
+        names = list(got["joints"][-1].name)
+        assert TORSO_JOINT in names and set(ARM_JOINTS) <= set(names)
+        body = graph.nodes["manipulation"].body
+        physical = dict(zip(*body.joint_state()[:2]))
+        for name, position in zip(names, got["joints"][-1].position):
+            assert position == pytest.approx(physical[name], abs=0.02), name
+        drive = ActionClient(client, ExecuteSkill, "/conceptagent/skills/navigate_to")
+        assert drive.wait_for_server(timeout_sec=30.0)
+        handle = wait_future(drive.send_goal_async(skill_goal("navigate_to", "apple_1")), 30.0)
+        result = wait_future(handle.get_result_async(), 120.0).result
+        assert result.success, result.error_msg
+        wait_until(lambda: bool(got["path"]) and len(got["path"][-1].poses) >= 2, 10.0, "the base's path")
+        end = got["path"][-1].poses[-1].pose.position
+        wait_until(lambda: bool(got["pose"]), 10.0, "the base's pose")
+        here = got["pose"][-1].pose.position
+        assert np.hypot(end.x - here.x, end.y - here.y) < 0.3
+        assert np.hypot(here.x - body.base.pose.x, here.y - body.base.pose.y) < 0.01
+    finally:
+        graph.shutdown()
+
+
+def test_the_base_transform_goes_out_as_tf2_ros_sends_it_and_is_skipped_without_it() -> None:
+    """map -> base_footprint through a broadcaster with tf2_ros's sendTransform (a stand-in here:
+    tf2_ros does not install from pip), and nothing, without an error, where tf2_ros is missing."""
+    import math
+
+    from builtin_interfaces.msg import Time
+
+    from conceptagent_ros.ros.adapters.base_transform import BaseTransform
+
+    class Broadcaster:
+        def __init__(self) -> None:
+            self.sent: list = []
+
+        def sendTransform(self, transform) -> None:  # noqa: N802 - tf2_ros's name
+            self.sent.append(transform)
+
+    stand_in = Broadcaster()
+    tf = BaseTransform(None, "map", broadcaster=stand_in)
+    tf.send(1.5, -2.0, math.pi / 2, Time(sec=3))
+    [t] = stand_in.sent
+    assert (t.header.frame_id, t.child_frame_id, t.header.stamp.sec) == ("map", "base_footprint", 3)
+    assert (t.transform.translation.x, t.transform.translation.y) == (1.5, -2.0)
+    assert 2 * math.atan2(t.transform.rotation.z, t.transform.rotation.w) == pytest.approx(math.pi / 2)
+    try:
+        import tf2_ros  # noqa: F401
+    except ImportError:
+        bare = BaseTransform(None, "map")
+        assert not bare.available
+        bare.send(0.0, 0.0, 0.0, Time())  # no broadcaster: nothing happens

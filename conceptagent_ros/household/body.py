@@ -143,6 +143,8 @@ class HouseholdBody:
                                 near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True,
                                 pick_config=PickConfig(unseen_after_lift_is_held=True))
         self.memory: dict[str, Seen] = {}
+        self.last_path: list[tuple[float, float]] = []  # the base's last planned path (x, y), for rviz
+        self.description = robot_urdf(gazebo=False)  # what rviz draws the robot from
         self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
         self.searched: set[str] = set()
         self.in_hand: np.ndarray | None = None  # the held thing's points in the hand frame, from the grasp
@@ -218,6 +220,21 @@ class HouseholdBody:
     @property
     def last_grasp(self) -> GraspCandidate | None:
         return self.skills.last_grasp
+
+    def joint_state(self) -> tuple[list[str], list[float], list[float]]:
+        """Every moving joint of the robot (wheels, torso, head, arm, fingers): names, positions
+        (radians or metres) and velocities, as the robot's joint_states says them."""
+        p, c = self.p, self.client
+        names, positions, velocities = [], [], []
+        for j in range(p.getNumJoints(self.robot, physicsClientId=c)):
+            info = p.getJointInfo(self.robot, j, physicsClientId=c)
+            if info[2] == p.JOINT_FIXED:
+                continue
+            position, velocity = p.getJointState(self.robot, j, physicsClientId=c)[:2]
+            names.append(info[1].decode())
+            positions.append(float(position))
+            velocities.append(float(velocity))
+        return names, positions, velocities
 
     def top_view(self, path: Path, title: str = "", goal_objects: Collection[str] = ()) -> Path:
         """The task from above as PyBullet has it now: the path driven, where every thing stands."""
@@ -640,6 +657,7 @@ class HouseholdBody:
         self._lift_torso(0.0)  # the torso down to drive: the camera's view of the floor, a low centre of mass
         self._hold_carried()
         carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
+        self.last_path = [(float(x), float(y)) for x, y in path.waypoints]
         result = self.base.drive(path, goal_yaw, carried=carried, carry=self._carry)
         self._base_moved()
         self.look_around()

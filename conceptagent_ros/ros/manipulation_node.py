@@ -19,7 +19,11 @@ carry the manipulation code in error_msg (`pick(duck_1) failed: SLIPPED: ...`) a
 Actions:     <action_prefix>/<skill> (conceptagent_ros/ExecuteSkill), for each of skills
 Publishes:   grasp_markers (visualization_msgs/MarkerArray): the last grasp plan's candidates and
              the grasp taken; with publish_scene_graph: scene_graph (conceptagent_ros/SceneGraph)
-             after every skill (stamped after its `finished`) and at publish_rate while idle
+             after every skill (stamped after its `finished`) and at publish_rate while idle; with a
+             household body, for rviz: robot_description (std_msgs/String, latched), joint_states
+             (sensor_msgs/JointState), robot_pose (geometry_msgs/PoseStamped) and path (nav_msgs/Path,
+             latched: the base's last planned path), after every skill and at publish_rate while
+             idle, and map -> base_footprint on TF where tf2_ros is installed
 Services:    with publish_scene_graph: get_scene_graph (conceptagent_ros/GetSceneGraph)
 Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tabletop the scene lays out,
              seen by its own cameras, or in a household scene conceptagent_mm in the world the scene
@@ -47,11 +51,15 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Path
+from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.conversions.body import joint_state_msg, path_msg, pose_msg
 from conceptagent_ros.ros.conversions.manipulation import grasp_markers
 from conceptagent_ros.ros.conversions.scene import graph_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
@@ -86,6 +94,8 @@ class ManipulationNode(Node):
         self._skill = threading.Lock()  # held while a skill runs: a second skill is refused, not queued
         group = ReentrantCallbackGroup()
         self.graph_pub = None
+        self.joint_state_pub = None  # a household body's state for rviz (_body_state_publishers)
+        self._path_sent: list[tuple[float, float]] = []
         self.body: Any = None
         if kind == "pybullet":
             self._pybullet_body(group)
@@ -135,12 +145,54 @@ class ManipulationNode(Node):
             self.body = TabletopBody(self.scene, seed=seed, gui=gui, robot=self.get_parameter("robot").value)
         self.skills = self.body.skills
         self._run = self.body.execute
+        if self.scene.setting == "household":
+            self._body_state_publishers(group)
         if self.get_parameter("publish_scene_graph").value:
             self.graph_pub = self.create_publisher(SceneGraph, "scene_graph",
                                                    QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
             self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
             self.create_timer(1.0 / self.get_parameter("publish_rate").value, self._publish_if_idle,
                               callback_group=group)
+
+    def _body_state_publishers(self, group: Any) -> None:
+        """What rviz draws a household body from: its description (latched), its joint states, its
+        base's pose (a topic, and map -> base_footprint on TF where tf2_ros is installed) and the
+        path its base last planned; after every skill and at publish_rate while idle."""
+        from rclpy.qos import DurabilityPolicy
+        from std_msgs.msg import String
+
+        from conceptagent_ros.ros.adapters.base_transform import BaseTransform
+
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.create_publisher(String, "robot_description", latched).publish(String(data=self.body.description))
+        self.joint_state_pub = self.create_publisher(JointState, "joint_states", 10)
+        self.pose_pub = self.create_publisher(PoseStamped, "robot_pose", 10)
+        self.path_pub = self.create_publisher(Path, "path", latched)
+        self.base_transform = BaseTransform(self, self.frame)
+        self.create_timer(1.0 / self.get_parameter("publish_rate").value, self._publish_body_if_idle,
+                          callback_group=group)
+        self._publish_body()
+
+    def _publish_body(self) -> None:
+        """The body's state now; the caller holds the body (self._lock) or knows it idle."""
+        if self.joint_state_pub is None:
+            return
+        stamp = self.get_clock().now().to_msg()
+        self.joint_state_pub.publish(joint_state_msg(*self.body.joint_state(), stamp))
+        pose = self.body.base.pose
+        self.pose_pub.publish(pose_msg(pose.x, pose.y, pose.yaw, self.frame, stamp))
+        self.base_transform.send(pose.x, pose.y, pose.yaw, stamp)
+        if self.body.last_path != self._path_sent:
+            self._path_sent = list(self.body.last_path)
+            self.path_pub.publish(path_msg(self._path_sent, self.frame, stamp))
+
+    def _publish_body_if_idle(self) -> None:
+        if self._skill.locked() or not self._lock.acquire(blocking=False):
+            return  # a skill is running; its end publishes
+        try:
+            self._publish_body()
+        finally:
+            self._lock.release()
 
     def _arm_body(self, group: Any, gripper_client: Any, gripper_action_type: Any) -> None:
         """A real arm: the perception node's points, the arm's controller, a GripperCommand gripper."""
@@ -242,6 +294,7 @@ class ManipulationNode(Node):
             if call.skill == "pick" and plan is not None:
                 self.markers_pub.publish(grasp_markers(plan.candidates, self.skills.last_grasp,
                                                        self.get_clock().now().to_msg(), self.frame))
+            self._publish_body()
         finally:
             ended.set()
             self._lock.release()
