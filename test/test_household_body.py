@@ -139,6 +139,22 @@ def test_the_arm_pulls_a_drawer_open_from_before_its_front_touching_nothing_else
     assert ("open", "drawer_1") in kitchen.symbolic_state().atoms  # what the planner is told between looks
 
 
+def test_a_hand_that_closes_on_nothing_gets_no_grip(kitchen: HouseholdBody) -> None:
+    """The assisted grip holds only what both fingers squeeze: the hand closed in the air during a
+    pick of the apple grips nothing, and the apple stays where it lies."""
+    p, c = kitchen.p, kitchen.client
+    apple = kitchen.base.bodies["apple_1"]
+    before = np.asarray(p.getBasePositionAndOrientation(apple, physicsClientId=c)[0])
+    kitchen._picking = "apple_1"
+    try:
+        kitchen.arm.close_hand()
+        assert kitchen._weld_id is None
+        kitchen.arm.open_hand()
+    finally:
+        kitchen._picking = None
+    assert np.linalg.norm(np.asarray(p.getBasePositionAndOrientation(apple, physicsClientId=c)[0]) - before) < 0.005
+
+
 def test_the_torso_lifts_the_arm_to_a_book_on_a_high_shelf_and_lowers_it_to_drive() -> None:
     """pick(book_1) on the studio kitchen's 1.2 m shelf: out of reach pointing down from the
     shoulder's 0.90 m, in reach with the torso lifted. Judged on PyBullet: the torso's joint, the

@@ -185,11 +185,19 @@ class HouseholdBody:
         view, self._view = self._view, None
         if view is None:
             view = self.clouds()
-        held = self.held
-        if held is not None and self.in_hand is not None:
-            gripped = Rotation.from_quat(mm_orientation(held.grasp.rotation)).as_matrix()
-            view[held.object_id] = from_frame(self.in_hand, self.arm.hand_pose()[0], gripped)
+        held, points = self.held, self._held_as_gripped()
+        if held is not None and points is not None:
+            view[held.object_id] = points
         return view
+
+    def _held_as_gripped(self) -> np.ndarray | None:
+        """The held thing's points where the hand is now, turned as the hand gripped it (how a
+        place carries it); None with nothing in hand."""
+        held = self.held
+        if held is None or self.in_hand is None:
+            return None
+        gripped = Rotation.from_quat(mm_orientation(held.grasp.rotation)).as_matrix()
+        return from_frame(self.in_hand, self.arm.hand_pose()[0], gripped)
 
     def hand(self) -> Arm:
         return self.arm
@@ -455,9 +463,8 @@ class HouseholdBody:
         else:
             lo, hi = seen.lo[:2] + PLACE_INWARD, seen.hi[:2] - PLACE_INWARD
             xy = np.clip(shoulder[:2], np.minimum(lo, seen.centre[:2]), np.maximum(hi, seen.centre[:2]))
-            held = 0.0
-            if self.in_hand is not None and len(self.in_hand):
-                held = float(np.ptp(from_frame(self.in_hand, *self.arm_hand_frame())[:, 2]))
+            points = self._held_as_gripped()
+            held = float(np.ptp(points[:, 2])) if points is not None and len(points) else 0.0
             spot = np.append(xy, seen.hi[2] + held + PLACE_HAND_ABOVE)
         bearing = spot[:2] - shoulder[:2]
         closing = np.array([-bearing[1], bearing[0], 0.0]) if np.linalg.norm(bearing) > 1e-6 else np.array([0.0, 1.0, 0.0])
