@@ -87,10 +87,12 @@ TORSO_STEP = 0.05
 PICK_HAND_ABOVE = 0.10  # metres the hand is over a thing's top at its pre-grasp from above
 PLACE_HAND_ABOVE = 0.16  # metres the hand is over a place's top plus the held thing: the grip's height and the way down
 PLACE_INWARD = 0.08  # metres in from a receptacle's near edge its place is taken at, for the question
-TORSO_BELOW_TOP = 1.0  # metres: for a pick the torso lifts at least by how much the thing's top is higher
-# for a place, by how much the top plus the held thing is higher than this: a book lowered onto a
-# 1.2 m shelf from a shoulder 24 cm up struck the shelf's edge on its way down
-PLACE_BELOW_TOP = 0.9
+# metres: the torso lifts at least by how much the top (a place's: plus the held thing) is higher
+TORSO_BELOW_TOP = 1.0
+# and a place on a top higher than HIGH_TOP has the shoulder SHOULDER_OVER_HIGH_TOP above it: a book
+# lowered onto a 1.2 m shelf from a shoulder at 1.14 m struck the shelf's edge on its way down
+HIGH_TOP = 1.0
+SHOULDER_OVER_HIGH_TOP = 0.04
 
 
 @dataclass
@@ -474,8 +476,12 @@ class HouseholdBody:
         down = Rotation.from_matrix(hand_frame(np.array([0.0, 0.0, -1.0]), closing)).as_quat()
         # at least the shoulder within TORSO_BELOW_TOP of the top it works over (plus what it holds):
         # the hand that places a cup onto a coffee machine's 1.3 m top came in from above it
-        least = float(np.clip(spot[2] - PICK_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL)) \
-            if call.skill == "pick" else float(np.clip(spot[2] - PLACE_HAND_ABOVE - PLACE_BELOW_TOP, 0.0, TORSO_TRAVEL))
+        if call.skill == "pick":
+            least = float(np.clip(spot[2] - PICK_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
+        else:
+            least = float(np.clip(spot[2] - PLACE_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
+            if seen.hi[2] > HIGH_TOP:  # the shoulder over a high top, to come down onto it from above
+                least = max(least, float(np.clip(seen.hi[2] + SHOULDER_OVER_HIGH_TOP - shoulder[2], 0.0, TORSO_TRAVEL)))
         for lift in np.arange(0.0, TORSO_TRAVEL + 1e-9, TORSO_STEP):
             if self.arm.reachable_at_lift(spot, down, float(lift)):
                 return max(least, 0.0 if lift == 0.0 else float(min(lift + TORSO_STEP, TORSO_TRAVEL)))
