@@ -68,6 +68,11 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
     urdf_path = os.path.join(scratch, f"{ROBOT}.urdf")
     with open(urdf_path, "w") as f:
         f.write(urdf)
+    # the arm's reach check solves IK over every joint its URDF moves: with the torso a fixed joint
+    # (the torso controller holds it where it is, at its lowest unless commanded) the IK is the arm's
+    kinematics_path = os.path.join(scratch, f"{ROBOT}_arm.urdf")
+    with open(kinematics_path, "w") as f:
+        f.write(robot_urdf(gazebo=False, torso_fixed=True))
     # Nav2's parameters with AMCL started where the robot is spawned
     with open(LaunchConfiguration("nav2_params_file").perform(context)) as f:
         nav2 = yaml.safe_load(f)
@@ -91,7 +96,7 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
     ns = LaunchConfiguration("namespace")
     manipulation = Node(package=PACKAGE, executable="manipulation_node", name="manipulation", namespace=ns,
                         output="screen", parameters=[LaunchConfiguration("params_file"),
-                                                     {"kinematics.urdf": urdf_path,
+                                                     {"kinematics.urdf": kinematics_path,
                                                       "use_sim_time": sim_time == "true"}])
     return [gz_sim, state_publisher, spawn, nav, manipulation]
 

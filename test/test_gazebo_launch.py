@@ -286,3 +286,12 @@ def test_the_controllers_drive_the_descriptions_joints(urdf) -> None:
     assert params["kinematics.joint_names"] == arm
     assert params["arm.fjt_action"] == "/arm_controller/follow_joint_trajectory"
     assert params["gripper.action"] == "/gripper_controller/gripper_cmd"
+
+
+def test_the_arms_reach_check_solves_over_the_arm_alone(launch) -> None:
+    """The manipulation node's kinematics URDF has the torso fixed: PyBullet's IK moves every joint
+    a URDF leaves free, and a reach found by lifting the torso is one the arm controller cannot do."""
+    [node] = [e for e in launch if _kind(e) == "Node" and e.kwargs.get("executable") == "manipulation_node"]
+    given = next(p for p in node.kwargs["parameters"] if isinstance(p, dict) and "kinematics.urdf" in p)
+    text = Path(given["kinematics.urdf"]).read_text()
+    assert '<joint name="torso_lift_joint" type="fixed">' in text
