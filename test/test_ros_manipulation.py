@@ -236,6 +236,7 @@ def test_the_base_transform_goes_out_as_tf2_ros_sends_it_and_is_skipped_without_
     from builtin_interfaces.msg import Time
 
     from conceptagent_ros.ros.adapters.base_transform import BaseTransform
+    from conceptagent_ros.ros.conversions.body import base_pose_msg
 
     class Broadcaster:
         def __init__(self) -> None:
@@ -245,8 +246,8 @@ def test_the_base_transform_goes_out_as_tf2_ros_sends_it_and_is_skipped_without_
             self.sent.append(transform)
 
     stand_in = Broadcaster()
-    tf = BaseTransform(None, "map", broadcaster=stand_in)
-    tf.send(1.5, -2.0, math.pi / 2, Time(sec=3))
+    tf = BaseTransform(None, "base_footprint", broadcaster=stand_in)
+    tf.send(base_pose_msg(1.5, -2.0, math.pi / 2, "map", Time(sec=3)))
     [t] = stand_in.sent
     assert (t.header.frame_id, t.child_frame_id, t.header.stamp.sec) == ("map", "base_footprint", 3)
     assert (t.transform.translation.x, t.transform.translation.y) == (1.5, -2.0)
@@ -254,6 +255,6 @@ def test_the_base_transform_goes_out_as_tf2_ros_sends_it_and_is_skipped_without_
     try:
         import tf2_ros  # noqa: F401
     except ImportError:
-        bare = BaseTransform(None, "map")
+        bare = BaseTransform(None, "base_footprint")
         assert not bare.available
-        bare.send(0.0, 0.0, 0.0, Time())  # no broadcaster: nothing happens
+        bare.send(base_pose_msg(0.0, 0.0, 0.0, "map", Time()))  # no broadcaster: nothing happens

@@ -26,6 +26,7 @@ braked base does. The goal is judged by household/judge.py on PyBullet's own sta
 """
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import tempfile
@@ -149,7 +150,6 @@ class HouseholdBody:
                                 pick_config=PickConfig(unseen_after_lift_is_held=True))
         self.memory: dict[str, Seen] = {}
         self.last_path: list[tuple[float, float]] = []  # the base's last planned path (x, y), for rviz
-        self.description = robot_urdf(gazebo=False)  # what rviz draws the robot from
         self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
         self.searched: set[str] = set()
         self.in_hand: np.ndarray | None = None  # the held thing's points in the hand frame, from the grasp
@@ -233,6 +233,11 @@ class HouseholdBody:
     @property
     def last_grasp(self) -> GraspCandidate | None:
         return self.skills.last_grasp
+
+    @functools.cached_property
+    def description(self) -> str:
+        """The robot's URDF, what rviz draws it from (expanded when first asked: only a ROS node does)."""
+        return robot_urdf(gazebo=False)
 
     def joint_state(self) -> tuple[list[str], list[float], list[float]]:
         """Every moving joint of the robot (wheels, torso, head, arm, fingers): names, positions

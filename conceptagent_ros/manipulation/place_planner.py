@@ -187,12 +187,12 @@ class PlacePlanner:
         outline = np.concatenate([np.column_stack([along, np.full_like(along, s * b)]) for s in (-1, 1)]
                                  + [np.column_stack([np.full_like(across, s * a), across]) for s in (-1, 1)]
                                  + [np.zeros((1, 2))])
+        # the grid's half-cell rounding is added to the margin: a rasterised obstacle is up to that far off
+        grow = cfg.margin + cfg.grid / 2
         found: tuple[float, int, float, tuple[float, float]] | None = None
         for turn in RECTANGLE_TURNS:
             yaw = footprint.yaw + turn
             c, s = np.cos(yaw), np.sin(yaw)
-            # the grid's half-cell rounding is added to the margin: a rasterised obstacle is up to that far off
-            grow = cfg.margin + cfg.grid / 2
             kernel = ((np.abs(kx * c + ky * s) <= a + grow) & (np.abs(-kx * s + ky * c) <= b + grow)).astype(float)
             blocked = convolve(occupied, kernel, mode="constant")[reach:reach + ny, reach:reach + nx].ravel() > 0.5
             open_cells = np.flatnonzero(~blocked)

@@ -46,20 +46,20 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Path
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from geometry_msgs.msg import PoseStamped
-from nav_msgs.msg import Path
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
-from conceptagent_ros.ros.conversions.body import joint_state_msg, path_msg, pose_msg
+from conceptagent_ros.ros.conversions.body import base_path_msg, base_pose_msg, joint_state_msg
 from conceptagent_ros.ros.conversions.manipulation import grasp_markers
 from conceptagent_ros.ros.conversions.scene import graph_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
@@ -168,7 +168,7 @@ class ManipulationNode(Node):
         self.joint_state_pub = self.create_publisher(JointState, "joint_states", 10)
         self.pose_pub = self.create_publisher(PoseStamped, "robot_pose", 10)
         self.path_pub = self.create_publisher(Path, "path", latched)
-        self.base_transform = BaseTransform(self, self.frame)
+        self.base_transform = BaseTransform(self, "base_footprint")
         self.create_timer(1.0 / self.get_parameter("publish_rate").value, self._publish_body_if_idle,
                           callback_group=group)
         self._publish_body()
@@ -179,12 +179,13 @@ class ManipulationNode(Node):
             return
         stamp = self.get_clock().now().to_msg()
         self.joint_state_pub.publish(joint_state_msg(*self.body.joint_state(), stamp))
-        pose = self.body.base.pose
-        self.pose_pub.publish(pose_msg(pose.x, pose.y, pose.yaw, self.frame, stamp))
-        self.base_transform.send(pose.x, pose.y, pose.yaw, stamp)
+        base = self.body.base.pose
+        pose = base_pose_msg(base.x, base.y, base.yaw, self.frame, stamp)
+        self.pose_pub.publish(pose)
+        self.base_transform.send(pose)
         if self.body.last_path != self._path_sent:
             self._path_sent = list(self.body.last_path)
-            self.path_pub.publish(path_msg(self._path_sent, self.frame, stamp))
+            self.path_pub.publish(base_path_msg(self._path_sent, self.frame, stamp))
 
     def _publish_body_if_idle(self) -> None:
         if self._skill.locked() or not self._lock.acquire(blocking=False):

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped, TransformStamped
+from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
@@ -66,6 +66,7 @@ from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
+from conceptagent_ros.ros.adapters.base_transform import BaseTransform
 from conceptagent_ros.ros.conversions.markers import scene_markers
 from conceptagent_ros.ros.conversions.perception import frame_messages, image_msg
 from conceptagent_ros.ros.conversions.scene import graph_to_msg, pose_msg, scene_object_to_msg
@@ -211,7 +212,7 @@ class RobotStandInNode(Node):
         group = ReentrantCallbackGroup()
         self.pose_pub = self.create_publisher(PoseStamped, "robot_pose", 10)
         self.marker_pub = self.create_publisher(MarkerArray, "scene_markers", 1)
-        self.tf = self._tf_broadcaster()
+        self.tf = BaseTransform(self, self.get_parameter("base_frame").value)
         self.servers = [
             ActionServer(self, ExecuteSkill, f"skills/{spec.name}",
                          execute_callback=functools.partial(self.execute_skill, skill=spec.name),
@@ -251,14 +252,6 @@ class RobotStandInNode(Node):
         failures = parse_failure_rates(rates, self.skills.names(), "failure_rates")
         self._yaw = 0.0
         return World(scene, seed=self.get_parameter("seed").value, failure_rates=failures, skills=self.skills)
-
-    def _tf_broadcaster(self) -> Any:  # tf2_ros.TransformBroadcaster or None
-        try:  # not pip-installable: TF only where ROS is installed; robot_pose always
-            from tf2_ros import TransformBroadcaster
-        except ImportError:
-            self.get_logger().info("tf2_ros not installed: publishing robot_pose only, no TF")
-            return None
-        return TransformBroadcaster(self)
 
     async def _look_once_perception_is_up(self) -> None:
         assert self.camera is not None
@@ -301,14 +294,7 @@ class RobotStandInNode(Node):
             self.graph_pub.publish(graph)
         self.pose_pub.publish(pose)
         self.marker_pub.publish(markers)
-        if self.tf is not None:
-            t = TransformStamped()
-            t.header = pose.header
-            t.child_frame_id = self.get_parameter("base_frame").value
-            p = pose.pose.position
-            t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = p.x, p.y, p.z
-            t.transform.rotation = pose.pose.orientation
-            self.tf.sendTransform(t)
+        self.tf.send(pose)  # where tf2_ros is installed
 
     # -- skills ----------------------------------------------------------------------------------------
     def sleep(self, seconds: float) -> Future:
