@@ -57,7 +57,7 @@ manipulation-demo: $(ROS_INTERFACES)
 # conceptagent_mm in the studio kitchen's exported world in PyBullet as the robot: the graph in a child
 # process, "put the apple on the dining table" sent through ExecuteTask from this one; exits 0 on success.
 # (The issue's "put the apple in the fridge" needs a hinged door swung, which this body cannot yet.)
-BODY_INSTRUCTION ?= put the apple on the dining table
+BODY_INSTRUCTION ?= put the apple in the fridge
 body-demo: $(ROS_INTERFACES)
 	$(VENV)/bin/conceptagent ros demo "$(BODY_INSTRUCTION)" --scene studio_kitchen --body pybullet
 

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 from test_grasp_planner import box_surface
 
-from conceptagent_ros.manipulation.articulation_planner import drawer_opening, front_geometry, plan_door, plan_drawer
+from conceptagent_ros.manipulation.articulation_planner import (
+    door_frame,
+    door_opening,
+    drawer_opening,
+    front_geometry,
+    plan_door,
+    plan_door_push,
+    plan_drawer,
+)
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 
@@ -166,3 +174,48 @@ def test_a_pulled_out_drawers_front_is_found_among_its_sides_and_its_opening_mea
     assert seen.normal == pytest.approx([-1.0, 0.0, 0.0], abs=0.05)
     closed = front_geometry(np.concatenate([front(), bar()]), BASE)
     assert drawer_opening(cloud, closed) == pytest.approx(0.087, abs=0.004)
+
+
+def upright_door(x=0.6, angle_deg=0.0) -> np.ndarray:
+    """A 60 x 100 cm door facing the robot (-x), hinged at its +y edge, an upright bar 4 cm from its
+    -y edge standing 3 cm proud; swung open by `angle_deg` about its hinge toward the robot."""
+    panel = front(x=x, y=0.0, z=0.8, width=0.6, height=1.0, spacing=0.01)
+    handle = box_surface((x - 0.02, -0.26, 0.8), (0.03, 0.02, 0.25), spacing=0.004, bottom=True)
+    points = np.concatenate([panel, handle])
+    hinge = np.array([x, 0.3, 0.0])
+    turn = np.radians(angle_deg)  # the free edge (at -y) swings toward the robot (-x)
+    c, s = np.cos(turn), np.sin(turn)
+    rel = points - hinge
+    return np.column_stack([hinge[0] + c * rel[:, 0] + s * rel[:, 1], hinge[1] - s * rel[:, 0] + c * rel[:, 1], points[:, 2]])
+
+
+def test_an_upright_bar_is_held_with_the_fingers_closing_along_the_front_short_of_its_face(gripper) -> None:
+    plan = plan_door(upright_door(), BASE, gripper, "open", np.radians(35))
+    assert plan.hinge is not None and plan.hinge[1] == pytest.approx(0.3, abs=0.01)
+    assert abs(plan.grasp_rotation[:, 0][1]) > 0.99  # closing across the bar, along the front
+    tips = plan.grasp_position + plan.grasp_rotation[:, 2] * gripper.finger_depth / 2
+    assert 0.6 - 0.03 <= tips[0] < 0.6 - 0.5 * gripper.clearance  # within the bar's depth, short of the face
+    assert plan.grasp_position[1] == pytest.approx(-0.26, abs=0.01)
+
+
+def test_a_door_is_pushed_on_along_its_inside_from_where_the_pull_left_it(gripper) -> None:
+    door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
+    assert door.width == pytest.approx(0.6, abs=0.01)
+    shoulder = np.array([0.0, -0.5, 0.8])
+    plan = plan_door_push(door, shoulder, gripper, np.radians(30), np.radians(90), 0.4)
+    assert plan.grip == "push"
+    for angle, point, rotation in zip(np.linspace(np.radians(30), np.radians(90), len(plan.waypoints) + 1)[1:],
+                                      plan.waypoints, plan.rotations):
+        across = float((point - door.hinge) @ door.outer(angle))
+        assert -0.06 < across < -0.005  # on the inside of the door as it stands then, clear of it
+        assert abs(rotation[:, 2][2]) < 1e-9 and abs(rotation[:, 0][2]) > 0.99  # level, the fingers closing up and down
+    # the door's far end: 90 degrees open, the point 40 cm out toward the robot from the hinge
+    assert (plan.waypoints[-1] - door.hinge) @ door.out == pytest.approx(0.4, abs=0.04)
+    assert door.out[0] < -0.99 and door.turn != 0.0
+
+
+def test_how_far_a_door_stands_open_is_measured_from_its_points(gripper) -> None:
+    door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
+    for degrees in (0.0, 25.0, 60.0, 88.0):
+        seen = upright_door(angle_deg=degrees)
+        assert np.degrees(door_opening(seen, door)) == pytest.approx(degrees, abs=2.0)

@@ -96,7 +96,10 @@ def survey_route(world: World) -> list[SkillCall]:
             if obj.room == rid and obj.parent is None and not obj.has("pickupable"):
                 calls.append(SkillCall("navigate_to", (obj.id,)))
                 if obj.has("openable") and not obj.flag("open"):
-                    calls.append(SkillCall("open", (obj.id,)))
+                    # looked into from where it is opened, and shut before the robot moves on: left
+                    # open, a fridge's things are seen from across the room too, at a depth noise
+                    # that smears them beyond their boxes
+                    calls += [SkillCall("open", (obj.id,)), SkillCall("close", (obj.id,))]
     return calls
 
 

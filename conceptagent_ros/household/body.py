@@ -15,8 +15,11 @@ skill acts on a thing the base turns to face it. Skills:
   body; a thing is picked or placed only within the arm's reach, else the skill is refused;
 - open, close: drawers through the same skills (arm_skills.move_drawer), the base first standing
   square before the drawer's front (navigate_to goes to the side a door or drawer opens to); a
-  hinged door (fridge, microwave, oven) has no executor yet and is refused as unavailable; a box
-  that opens is exported lidless, so its open and close change its flag alone;
+  hinged door (fridge, microwave, oven) is opened by household/doors.py (the handle pulled on its
+  arc from beside the swing, then the door pushed on from inside to 90 degrees) and its close is
+  refused as unavailable (doors.py says why); a box that opens is exported lidless, so its open
+  and close change its flag alone; a pick or a place inside a container with a door (a fridge's
+  shelf) is done standing INSIDE_STANDOFF before its front;
 - every other skill (switch on, slice, heat, ...) has no physical model: once its preconditions hold
   on what the robot perceives (in reach, the hand's state), its declared PDDL effects are applied to
   the body's symbolic flags (SYMBOLIC_SKILLS; the README lists them).
@@ -38,10 +41,13 @@ from typing import TextIO
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from conceptagent_ros.household.doors import HingedDoors
 from conceptagent_ros.household.item_clouds import from_frame, mirror_completed, to_frame
-from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm, mm_orientation
+from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm, link_index, mm_orientation
 from conceptagent_ros.household.robot_camera import RobotCamera
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
+from conceptagent_ros.manipulation.clouds import fit_plane
+from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.frames import hand_frame
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
@@ -77,7 +83,10 @@ CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or ab
 # coffee table only bent back on itself)
 APPROACH_STANDOFF = 0.5
 WELD_FORCE = 60.0  # newtons: the carrying grip (_weld)
+DOOR_SHUT_WITHIN = 0.05  # metres out of its piece's footprint a door's points still count as the piece's
+DOOR_GRIP_FORCE = 15.0  # newtons: the assisted grip on a door's handle (grip_door); a door swings at 3 N
 SQUEEZED = 1.0  # newtons each finger presses a thing with, at least, for the grip (_grip_if_squeezed)
+INSIDE_STANDOFF = 0.40  # metres from a fridge's front to the base's middle, to reach in (_step_up_to)
 FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
 FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
@@ -147,7 +156,8 @@ class HouseholdBody:
         self.spec_at_origin = load_robot_spec("conceptagent_mm")
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
                                 near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True,
-                                pick_config=PickConfig(unseen_after_lift_is_held=True))
+                                pick_config=PickConfig(unseen_after_lift_is_held=True), doors=HingedDoors(self))
+        self._door_grip: int | None = None
         self.memory: dict[str, Seen] = {}
         self.last_path: list[tuple[float, float]] = []  # the base's last planned path (x, y), for rviz
         self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
@@ -297,9 +307,13 @@ class HouseholdBody:
         for name, points in self.camera.clouds(image, self.names).items():
             if name not in self.scene.objects or len(points) < 10:
                 continue
-            if self.kinds.get(name) == "door":  # the carcass's points: a swung door is not the fridge's extent
+            if self.kinds.get(name) == "door":
+                # the carcass's points and the door's within the map's footprint of the piece: a swung
+                # door is not the fridge's extent (navigate_to would stand off from a fridge 1.4 m deep)
                 links = image.links[(image.bodies == self.base.bodies[name]) & np.isfinite(image.points).all(axis=-1)]
-                points = points[links == -1] if (links == -1).sum() >= 10 else points
+                points = points[(links == -1) | self.home.boxes[name].footprint_contains_all(points, DOOR_SHUT_WITHIN)]
+                if len(points) < 10:
+                    continue
             out[name] = points
         return out
 
@@ -416,11 +430,13 @@ class HouseholdBody:
             # a box that opens is exported lidless (world/sdf_world): it stands open, and open or
             # close changes only its flag, once in reach with the hand's state right
             return self._symbolic(call, "the exported box has no lid")
-        if call.skill in ("open", "close") and call.args[0] not in self._drawers():
-            return SkillOutcome(call, False, f"{call}: the arm opens and closes drawers only; {call.args[0]} has a "
-                                             "hinged door, which no executor of this body swings yet", "unavailable")
-        if call.skill in ("open", "close"):
-            self._stand_before_front(call.args[0])
+        if call.skill == "close" and self.kinds.get(call.args[0]) == "door":
+            return SkillOutcome(call, False, f"{call}: this arm opens hinged doors but does not close them yet "
+                                             "(household/doors.py says why)", "unavailable")
+        if call.skill in ("open", "close") and call.args[0] in self._drawers():
+            self._stand_before_front(call.args[0])  # a hinged door's stance is its own (household/doors.py)
+        if call.skill in ("pick", "place") and self.kinds.get(call.args[-1]) == "door":
+            self._step_up_to(call.args[-1])
         self._face(call.args[1] if call.skill == "place" else call.args[0])
         far = self._out_of_reach(call)
         if far is not None:
@@ -428,6 +444,10 @@ class HouseholdBody:
         self._tuck()  # to see unhidden by the arm what the skill will plan on (look())
         self._lift_torso(self._torso_for(call))
         self._view = self.clouds(LOOK_TILTS)
+        if call.skill == "place" and self.kinds.get(call.args[1]) == "door" and call.args[1] in self._view:
+            # inside a fridge, the underside of its top is level too: nothing is put on what the eye sees from below
+            inside = self._view[call.args[1]]
+            self._view[call.args[1]] = inside[inside[:, 2] < self.camera.pose()[0][2]]
         before = self._view.get(call.args[0]) if call.skill == "pick" else None
         self._ready()
         if call.skill == "place" and self.held is not None:
@@ -475,6 +495,9 @@ class HouseholdBody:
             xy = np.clip(shoulder[:2], np.minimum(lo, seen.centre[:2]), np.maximum(hi, seen.centre[:2]))
             points = self._held_as_gripped()
             held = float(np.ptp(points[:, 2])) if points is not None and len(points) else 0.0
+            top = self._shelf_inside(call.args[1]) if self.kinds.get(call.args[1]) == "door" else None
+            if top is not None:  # a fridge is filled on its shelf, not on its top
+                seen = Seen(np.append(seen.lo[:2], seen.lo[2]), np.append(seen.hi[:2], top), seen.fixed)
             spot = np.append(xy, seen.hi[2] + held + PLACE_HAND_ABOVE)
         bearing = spot[:2] - shoulder[:2]
         closing = np.array([-bearing[1], bearing[0], 0.0]) if np.linalg.norm(bearing) > 1e-6 else np.array([0.0, 1.0, 0.0])
@@ -485,12 +508,25 @@ class HouseholdBody:
             least = float(np.clip(spot[2] - PICK_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
         else:
             least = float(np.clip(spot[2] - PLACE_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
-            if seen.hi[2] > HIGH_TOP:  # the shoulder over a high top, to come down onto it from above
+            if top is not None:  # the shoulder as high as the hand over the shelf: the forearm goes in level under the top
+                least = max(least, float(np.clip(np.ceil((spot[2] - shoulder[2]) / TORSO_STEP) * TORSO_STEP, 0.0,
+                                                 TORSO_TRAVEL)))
+            elif seen.hi[2] > HIGH_TOP:  # the shoulder over a high top, to come down onto it from above
                 least = max(least, float(np.clip(seen.hi[2] + SHOULDER_OVER_HIGH_TOP - shoulder[2], 0.0, TORSO_TRAVEL)))
         for lift in np.arange(0.0, TORSO_TRAVEL + 1e-9, TORSO_STEP):
             if self.arm.reachable_at_lift(spot, down, float(lift)):
                 return max(least, 0.0 if lift == 0.0 else float(min(lift + TORSO_STEP, TORSO_TRAVEL)))
         return TORSO_TRAVEL if spot[2] > shoulder[2] else least
+
+    def _shelf_inside(self, container: str) -> float | None:
+        """The height of the level surface inside a container with a door, as seen below the eye
+        (the underside of its top is level too), or None where none is seen (the door shut)."""
+        points = self.clouds(LOOK_TILTS).get(container)
+        if points is None:
+            return None
+        below = points[points[:, 2] < self.camera.pose()[0][2]]
+        plane = fit_plane(below, 0.005, 30, 10.0, tries=6)
+        return float(np.median(plane.inliers[:, 2])) if plane is not None else None
 
     def _lift_torso(self, height: float) -> None:
         """The torso to `height` with the arm tucked over the base (nothing in the way as it rises
@@ -531,6 +567,21 @@ class HouseholdBody:
             return
         self.base.drive(path, yaw)
         self._base_moved()
+
+    def _step_up_to(self, target: str) -> None:
+        """For a pick or a place inside a container with a door, stand INSIDE_STANDOFF before the
+        middle of its front (the map's), facing it: from where navigate_to stands (as far out as a
+        door is opened from) the arm pointing down does not reach 13 cm in past a fridge's front.
+        Where no path leads there, the base stays."""
+        if target not in self.scene.objects or self._front_side(target) is None:
+            return
+        box, normal = self.home.boxes[target], self.closed_door_normal(target)
+        depth = abs(float(normal[0])) * box.size[0] + abs(float(normal[1])) * box.size[1]
+        goal = np.asarray(box.center[:2]) + normal[:2] * (depth / 2 + INSIDE_STANDOFF)
+        pose = self.base.pose
+        if math.dist((pose.x, pose.y), goal) < 0.05:
+            return
+        self.drive_to(float(goal[0]), float(goal[1]), math.atan2(-normal[1], -normal[0]))
 
     def _face(self, target: str) -> None:
         """Turn the base on the spot toward what a skill acts on, where the camera looks too far
@@ -605,6 +656,79 @@ class HouseholdBody:
             self.p.removeConstraint(self._weld_id, physicsClientId=self.client)
             self._weld_id = None
         self.arm.hold_gap(None)
+
+    # -- what household/doors.py needs of the body ---------------------------------------------------
+    footprint_radius = FOOTPRINT_RADIUS
+
+    def door_points(self, target: str, tuck: bool = True) -> np.ndarray:
+        """The points the camera sees of a container's door (its door link), with the head at each
+        of LOOK_TILTS; with `tuck`, the arm tucked out of the view first."""
+        if tuck:
+            self._tuck()
+        body, link = self.base.bodies[target], self._door_link(target)
+        parts = []
+        for tilt in LOOK_TILTS:
+            self.camera.tilt(tilt)
+            image = self.camera.capture()
+            seen = (image.bodies == body) & (image.links == link) & np.isfinite(image.points).all(axis=-1)
+            parts.append(image.points[seen])
+        self.camera.tilt(0.0)
+        points = np.concatenate(parts)
+        if len(points) < 30:
+            raise ManipulationError("NOT_SEEN", f"{target}'s door is not seen from here ({len(points)} points)")
+        return points
+
+    def closed_door_normal(self, target: str) -> np.ndarray:
+        """The map's direction out of a container's front (the world was built with it)."""
+        yaw = self._front_side(target)
+        assert yaw is not None
+        return np.array([math.cos(yaw), math.sin(yaw), 0.0])
+
+    def free_for_base(self, x: float, y: float) -> bool:
+        row, col = self.costmap.grid.cell_of(x, y)
+        return bool(self.costmap.free(row, col))
+
+    def drive_to(self, x: float, y: float, yaw: float) -> bool:
+        """Tuck, lower the torso and drive to (x, y), turning to `yaw`; False where no path leads there."""
+        pose = self.base.pose
+        try:
+            path = plan_path(self.costmap, (pose.x, pose.y), (x, y), goal_tolerance=0.1)
+        except NavigationError:
+            return False
+        self._tuck()
+        self._lift_torso(0.0)
+        self._hold_carried()
+        carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
+        self.last_path = [(float(px), float(py)) for px, py in path.waypoints]
+        result = self.base.drive(path, yaw, carried=carried, carry=self._carry)
+        self._base_moved()
+        return result.reached
+
+    def grip_door(self, target: str) -> bool:
+        """The assisted grip on a door's handle once both fingers press the door (SQUEEZED): a point
+        constraint at the hand of at most DOOR_GRIP_FORCE, about which the handle turns (doors.py)."""
+        p, c = self.p, self.client
+        body, link = self.base.bodies[target], self._door_link(target)
+        if not all(sum(cp[9] for cp in p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger,
+                                                          linkIndexB=link, physicsClientId=c)) >= SQUEEZED
+                   for finger in self.arm.finger_links):
+            return False
+        hand, _ = self.arm.hand_pose()
+        centre, turn = p.getLinkState(body, link, physicsClientId=c)[:2]  # constraints act in the link's inertial frame
+        inverse = p.invertTransform(centre, turn)
+        local = p.multiplyTransforms(inverse[0], inverse[1], hand.tolist(), [0, 0, 0, 1])[0]
+        self._door_grip = p.createConstraint(self.robot, self.arm.grasp_link, body, link, p.JOINT_POINT2POINT,
+                                             [0, 0, 0], [0, 0, 0], local, physicsClientId=c)
+        p.changeConstraint(self._door_grip, maxForce=DOOR_GRIP_FORCE, physicsClientId=c)
+        return True
+
+    def let_go_of_door(self) -> None:
+        if self._door_grip is not None:
+            self.p.removeConstraint(self._door_grip, physicsClientId=self.client)
+            self._door_grip = None
+
+    def _door_link(self, target: str) -> int:
+        return link_index(self.p, self.base.bodies[target], self.client, "door")
 
     def _out_of_reach(self, call: SkillCall) -> str | None:
         """Why the arm cannot reach what the call acts on from where the base stands, if it cannot."""

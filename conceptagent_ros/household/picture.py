@@ -39,6 +39,10 @@ def draw_top_view(p: Any, client: int, bodies: Mapping[str, int], movable: Colle
         else:
             style = {"facecolor": "0.85", "edgecolor": "tab:red" if goal else "0.5", "linewidth": 1.5 if goal else 0.5}
         ax.add_patch(Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], **style))
+        for link in range(p.getNumJoints(bodies[name], physicsClientId=client)):  # a door or a drawer, as it stands
+            lo_link, hi_link = (np.asarray(v) for v in p.getAABB(bodies[name], link, physicsClientId=client))
+            ax.add_patch(Rectangle((lo_link[0], lo_link[1]), hi_link[0] - lo_link[0], hi_link[1] - lo_link[1],
+                                   facecolor="0.6", edgecolor="0.3", linewidth=0.5))
         if goal or name not in movable:
             ax.annotate(name, ((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2), fontsize=6 if not goal else 8,
                         ha="center", va="center", color="tab:red" if goal else "0.35",

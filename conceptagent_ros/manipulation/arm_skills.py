@@ -72,6 +72,17 @@ class ArmBody(Protocol):
         """Hold the arm where it is (a cancel)."""
 
 
+class DoorMover(Protocol):
+    """Who swings a body's hinged doors (household/doors.py: the base stands where the arm pulls
+    the handle, then pushes the door on): the arm's own skills open drawers only."""
+
+    def doors(self) -> Collection[str]:
+        """The ids of the hinged doors it opens and closes."""
+
+    def move_door(self, target: str, action: Literal["open", "close"], skills: ArmSkills) -> str:
+        """What was done; ManipulationError, SkillRefused or MotionCanceled as the skills raise them."""
+
+
 @dataclass
 class Held:
     object_id: str
@@ -105,8 +116,9 @@ class ArmSkills:
     def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] | Callable[[], Collection[str]] = (),
                  table: str | None = None, floor_z: float | None = 0.0,
                  near_hand: Callable[[str], bool] | None = None, mobile: bool = False,
-                 pick_config: PickConfig | None = None):
+                 pick_config: PickConfig | None = None, doors: DoorMover | None = None):
         self.body, self.spec = body, spec
+        self.doors = doors
         self.mobile = mobile
         self.pick_config = pick_config or PickConfig()
         self.near_hand = near_hand or (lambda receptacle: False)
@@ -156,7 +168,12 @@ class ArmSkills:
             return self.pick(args[0])
         if skill == "place":
             return self.place(args[0], args[1])
-        return self.move_drawer(args[0], "open" if skill == "open" else "close")
+        action: Literal["open", "close"] = "open" if skill == "open" else "close"
+        if self.doors is not None and args[0] in self.doors.doors():
+            if self.held is not None:
+                raise SkillRefused(f"the hand holds {self.held.object_id}; put it down first")
+            return self.doors.move_door(args[0], action, self)
+        return self.move_drawer(args[0], action)
 
     # -- watching --------------------------------------------------------------------------------
     def phase(self, what: str, fraction: float) -> None:

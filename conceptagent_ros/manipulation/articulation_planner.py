@@ -207,16 +207,32 @@ def _pitch_to_clear(handle_z: float, floor_z: float | None, gripper: GripperSpec
     return float(min(np.arccos(room / reach_down), np.radians(most_deg)))
 
 
-def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
-              angle: float, hinge_side: Literal["left", "right"] | None = None,
-              config: ArticulationConfig | None = None) -> ArticulationPlan:
-    """Swing a hinged door `angle` radians toward the robot (open) or back (close), holding its
-    handle; the hinge is the front's vertical edge opposite the handle, or `hinge_side` (as seen
-    from the robot)."""
-    cfg = config or ArticulationConfig()
-    if not 0 < angle <= np.pi * 0.75:
-        raise ManipulationError("COLLISION", f"a door swings between 0 and 135 degrees; got {np.degrees(angle):.0f}")
-    front = front_geometry(points, robot_base, cfg)
+@dataclass(frozen=True)
+class DoorFrame:
+    """A hinged door as seen closed: `hinge` on its vertical axis (in the front's plane, at the
+    handle's height), `along` from the hinge toward the handle, `out` out of the front (toward the
+    robot), both horizontal and unit; `width` from the hinge to the free edge."""
+    hinge: np.ndarray
+    along: np.ndarray
+    out: np.ndarray
+    width: float
+    turn: float  # +1 or -1: the sense about +z in which the door opens
+
+    def at(self, angle: float, radius: float, off: float = 0.0) -> np.ndarray:
+        """The point `radius` from the hinge on the door opened by `angle`, `off` out of its outer face."""
+        return self.hinge + radius * self.radial(angle) + off * self.outer(angle)
+
+    def radial(self, angle: float) -> np.ndarray:
+        return np.cos(angle) * self.along + np.sin(angle) * self.out
+
+    def outer(self, angle: float) -> np.ndarray:
+        """The outer face's normal with the door opened by `angle` (its inner face's is the opposite)."""
+        return -np.sin(angle) * self.along + np.cos(angle) * self.out
+
+
+def door_frame(front: FrontGeometry, hinge_side: Literal["left", "right"] | None = None,
+               gripper: GripperSpec | None = None) -> DoorFrame:
+    """The hinge is the front's vertical edge opposite the handle, or `hinge_side` (as seen from the robot)."""
     if front.handle is None:
         raise ManipulationError("NO_GRASP_FOUND", "the door shows no handle to hold")
     # seen from the robot (looking along -normal), "left" is +width_axis
@@ -227,24 +243,98 @@ def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: 
         side = 1.0 if hinge_side == "left" else -1.0
     hinge = front.centre + front.width_axis * side * front.half_width
     hinge[2] = front.handle[2]
-    lever = front.handle - hinge
-    lever[2] = 0.0
-    radius = float(np.linalg.norm(lever))
-    if radius < gripper.finger_width:
+    along = -side * front.width_axis
+    if float((front.handle - hinge) @ along) < (gripper.finger_width if gripper is not None else 0.02):
         raise ManipulationError("NO_GRASP_FOUND", "the handle is at the hinge: no lever to swing the door by")
-    # the handle swings toward the robot: the turn that moves it along +normal first
-    turn = 1.0 if float(np.cross(np.array([0.0, 0.0, 1.0]), lever) @ front.normal) > 0 else -1.0
-    if action == "close":
-        turn = -turn
-    rotation = hand_frame(-front.normal, np.array([0.0, 0.0, 1.0]))
+    turn = float(np.sign(np.cross(along, front.normal)[2]))
+    return DoorFrame(hinge, along, front.normal.copy(), 2 * front.half_width, turn)
+
+
+def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
+              angle: float, hinge_side: Literal["left", "right"] | None = None,
+              config: ArticulationConfig | None = None) -> ArticulationPlan:
+    """Swing a hinged door `angle` radians toward the robot (open) or back (close), holding its
+    handle; the hinge is the front's vertical edge opposite the handle, or `hinge_side` (as seen
+    from the robot). The fingers close across the bar (along the front for an upright bar, up and
+    down for a level one), their tips short of the door's face, and the hand turns with the door."""
+    cfg = config or ArticulationConfig()
+    if not 0 < angle <= np.pi * 0.75:
+        raise ManipulationError("COLLISION", f"a door swings between 0 and 135 degrees; got {np.degrees(angle):.0f}")
+    front = front_geometry(points, robot_base, cfg)
+    door = door_frame(front, hinge_side, gripper)
+    assert front.handle is not None
+    # the hand's origin is half a finger back from the tips: the tips stop `clearance` short of the face
+    face = float(front.centre @ front.normal)
+    out = max(float(front.handle @ front.normal) - face, gripper.finger_depth / 2 + gripper.clearance)
+    grasp = front.handle + front.normal * (face + out - float(front.handle @ front.normal))
+    radius = float((grasp - door.hinge) @ door.along)
+    upright = _upright_bar(points, front, cfg)
+    closing = front.width_axis if upright else np.array([0.0, 0.0, 1.0])
+    rotation = hand_frame(-front.normal, closing)
+    sense = door.turn if action == "open" else -door.turn
     steps = max(2, int(np.ceil(radius * angle / cfg.waypoint_spacing)))
     waypoints, rotations = [], []
     for k in range(1, steps + 1):
-        spin = Rotation.from_rotvec([0.0, 0.0, turn * angle * k / steps])
-        waypoints.append(hinge + spin.apply(front.handle - hinge))
+        spin = Rotation.from_rotvec([0.0, 0.0, sense * angle * k / steps])
+        waypoints.append(door.hinge + spin.apply(grasp - door.hinge))
         rotations.append(spin.as_matrix() @ rotation)
-    return ArticulationPlan("door", action, front.handle.copy(), rotation, tuple(waypoints), tuple(rotations), "handle",
-                            hinge=hinge, angle=angle)
+    return ArticulationPlan("door", action, grasp, rotation, tuple(waypoints), tuple(rotations), "handle",
+                            hinge=door.hinge, angle=angle)
+
+
+def _upright_bar(points: object, front: FrontGeometry, cfg: ArticulationConfig) -> bool:
+    """Whether the handle's points spread more up and down than along the front."""
+    cloud = clean(points, "front")
+    proud = cloud[cloud @ front.normal - float(front.centre @ front.normal) > cfg.handle_min_height]
+    if len(proud) < 3:
+        return False
+    return float(np.ptp(proud[:, 2])) > float(np.ptp(proud @ front.width_axis))
+
+
+PUSH_CLEARANCE = 0.01  # metres between the hand and the door's inner face where the push starts
+
+
+def plan_door_push(door: DoorFrame, shoulder: object, gripper: GripperSpec, start: float, end: float,
+                   radius: float, config: ArticulationConfig | None = None) -> ArticulationPlan:
+    """Swing an opened door on from `start` to `end` radians by pushing its inner face `radius` from
+    the hinge with the closed hand, held level and pointing from the shoulder at the push: its
+    side against the face where the door still faces away from the robot, its fingertips where it
+    has turned toward it. A robot that pulled the door by its handle from the handle's side cannot
+    hold on past about 40 degrees (the handle's face turns away from it): people let go there and
+    push the door on from inside as well."""
+    cfg = config or ArticulationConfig()
+    if not 0 <= start < end <= np.pi * 0.75:
+        raise ManipulationError("COLLISION", f"a push swings a door on from 0 to 135 degrees; got "
+                                             f"{np.degrees(start):.0f} to {np.degrees(end):.0f}")
+    reference = np.asarray(shoulder, dtype=float)
+    steps = max(2, int(np.ceil(radius * (end - start) / cfg.waypoint_spacing)))
+    poses = [_push_pose(door, reference, gripper, start + (end - start) * k / steps, radius) for k in range(steps + 1)]
+    first, first_rotation = poses[0]
+    return ArticulationPlan("door", "open", first, first_rotation, tuple(p for p, _ in poses[1:]),
+                            tuple(r for _, r in poses[1:]), "push", hinge=door.hinge, angle=end - start)
+
+
+def _push_pose(door: DoorFrame, shoulder: np.ndarray, gripper: GripperSpec, angle: float,
+               radius: float) -> tuple[np.ndarray, np.ndarray]:
+    contact = door.at(angle, radius)
+    inner = -door.outer(angle)
+    reach = contact - shoulder
+    reach[2] = 0.0
+    approach = reach / max(float(np.linalg.norm(reach)), 1e-9)
+    side = np.array([-approach[1], approach[0], 0.0])  # the hand's width, with the fingers closing up and down
+    # the hand's nearest part to the face: its fingertips as far as it points at the face, its side as far as it lies along it
+    off = abs(float(approach @ inner)) * gripper.finger_depth / 2 + abs(float(side @ inner)) * gripper.palm_width / 2
+    return contact + inner * (off + PUSH_CLEARANCE), hand_frame(approach, np.array([0.0, 0.0, 1.0]))
+
+
+def door_opening(points: object, closed: DoorFrame, config: ArticulationConfig | None = None) -> float:
+    """How far (radians, 0 to pi/2) a door stands open, from its points as seen now: the turn of
+    its largest upright plane from the closed front (a door seen from its edge shows its inner
+    face or its outer one; either is the door's plane)."""
+    cfg = config or ArticulationConfig()
+    plane = _vertical_plane(clean(points, "door"), cfg)
+    normal = plane.normal[:2] / max(float(np.linalg.norm(plane.normal[:2])), 1e-9)
+    return float(np.arccos(np.clip(abs(float(normal @ closed.out[:2])), 0.0, 1.0)))
 
 
 def drawer_opening(front_now: object, closed_front: FrontGeometry, config: ArticulationConfig | None = None) -> float:

@@ -68,15 +68,16 @@ class Plane:
 
 
 def fit_plane(points: np.ndarray, threshold: float = 0.005, min_inliers: int = 20,
-              max_tilt_deg: float | None = None) -> Plane | None:
+              max_tilt_deg: float | None = None, tries: int = 4) -> Plane | None:
     """The largest plane through `points` (open3d RANSAC, seeded); None if there is none of
-    `min_inliers` points, or (with max_tilt_deg) none within that angle of horizontal."""
+    `min_inliers` points, or (with max_tilt_deg) none within that angle of horizontal among the
+    `tries` largest."""
     import open3d as o3d
 
     if len(points) < max(3, min_inliers):
         return None
     remaining = points
-    for _ in range(4):  # a wall can outnumber the floor: look past tilted planes a few times
+    for _ in range(tries):  # a wall can outnumber the floor: look past tilted planes a few times
         if len(remaining) < max(3, min_inliers):
             return None
         o3d.utility.random.seed(0)

@@ -39,6 +39,7 @@ class PlaceConfig:
     # gaps in the support's points up to this wide are filled before that test: a camera looking at a
     # surface at a grazing angle (a mast camera over a 1.2 m shelf's top) sees it in rows 2-4 cm apart
     fill_gap: float = 0.04
+    plane_tries: int = 6  # the largest planes looked through for a level one
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ class PlacePlanner:
                                                       f"height {object_height}")
         receptacle = clean(receptacle_points, "receptacle")
         others = clean(scene_points, "scene", required=False)
-        plane = fit_plane(receptacle, cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg)
+        # a cupboard's inside shows its back and both sides before its floor or shelf
+        plane = fit_plane(receptacle, cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg, tries=cfg.plane_tries)
         if plane is None:
             raise ManipulationError("NO_SUPPORT_SURFACE", f"no near-horizontal surface of {cfg.min_support_points}+ "
                                                           "points on the receptacle")

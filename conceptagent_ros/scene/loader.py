@@ -72,6 +72,9 @@ def read_yaml(path: Path, error: type[ConceptAgentError]) -> Any:
         raise error(f"{path}: not valid YAML{at}: {problem}") from None
 
 
+FACES = {"+x": (1.0, 0.0), "-x": (-1.0, 0.0), "+y": (0.0, 1.0), "-y": (0.0, -1.0)}
+
+
 def _vec3(value: list[float]) -> tuple[float, float, float]:
     return (value[0], value[1], value[2] if len(value) == 3 else 0.0)
 
@@ -140,7 +143,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
             raise SceneError(f"{where}: room '{room}' is not one of {', '.join(rooms)} (or its position is outside every room)")
         obj = SceneObject(id=oid, category=category, room=str(room), position=position,
                           affordances=frozenset(affordances), state=state, parent=raw.inside, hidden=raw.hidden,
-                          attributes=dict(raw.attributes))
+                          attributes=dict(raw.attributes), faces=FACES[raw.faces] if raw.faces else None)
         objects[oid] = obj
         resolving.discard(oid)
         return obj

@@ -45,6 +45,7 @@ class SceneObject:
     parent: str | None = None  # the receptacle this object is in or on
     hidden: bool = False  # tucked away: seen only after the robot searches its receptacle
     attributes: dict[str, str] = field(default_factory=dict)  # {"colour": "red"}: what tells it from its kind
+    faces: tuple[float, float] | None = None  # the map direction its front faces, where the scene says it
 
     def has(self, affordance: str) -> bool:
         return affordance in self.affordances

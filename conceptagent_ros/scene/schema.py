@@ -61,6 +61,9 @@ class ObjectSpec(_Strict):
     affordances: list[str] | None = None
     state: dict[str, StrictBool] = Field(default_factory=dict)
     hidden: StrictBool = False
+    # the side a piece of furniture is used from (a fridge's door, a cabinet's front), where the side
+    # toward the room's middle is the wrong one (that side faces a counter); a direction of the map
+    faces: Literal["+x", "-x", "+y", "-y"] | None = None
     # what tells it apart from others of its category ("colour: red"): words an instruction may use
     attributes: dict[Annotated[str, Field(min_length=1, max_length=40)],
                      Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z -]*$")]] = Field(

@@ -4,7 +4,9 @@ kind's size, furniture standing on the floor and things resting on top of what h
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from conceptagent_ros.scene.model import Scene, SceneObject
 
@@ -39,6 +41,7 @@ class Box:
     open_front: tuple[float, float] | None = None
     container: bool = False  # things in it stand inside on its floor rather than on its top
     parent: str | None = None  # what it stands on or in
+    faces: tuple[float, float] | None = None  # the side it is used from, where its scene says (SceneObject.faces)
 
     @property
     def on_floor(self) -> bool:
@@ -53,6 +56,11 @@ class Box:
         return (abs(x - self.center[0]) <= self.size[0] / 2.0 + margin
                 and abs(y - self.center[1]) <= self.size[1] / 2.0 + margin)
 
+    def footprint_contains_all(self, points: np.ndarray, margin: float = 0.0) -> np.ndarray:
+        """For (n, 2+) points, which stand within the footprint grown by `margin`."""
+        return ((np.abs(points[:, 0] - self.center[0]) <= self.size[0] / 2.0 + margin)
+                & (np.abs(points[:, 1] - self.center[1]) <= self.size[1] / 2.0 + margin))
+
 
 def size_of(obj: SceneObject) -> tuple[float, float, float]:
     if obj.category in SIZES:
@@ -61,6 +69,21 @@ def size_of(obj: SceneObject) -> tuple[float, float, float]:
 
 
 PANEL = 0.03  # metres: wall thickness of containers
+# A container this tall (a fridge, a freezer) has a shelf, and what is in it stands on the shelf: a
+# fridge's floor is 3 cm above the ground, which no arm reaches into from outside, and a real one's
+# middle shelf is where a hand puts things in
+TALL_CONTAINER = 1.2
+SHELF_TOP = 0.8  # metres above a tall container's bottom: its shelf's upper face
+
+
+def has_shelf(size: tuple[float, float, float]) -> bool:
+    return size[2] >= TALL_CONTAINER
+
+
+def inner_floor(holder: Box) -> float:
+    """Where the things in a container stand: its shelf's upper face, or its floor panel's."""
+    bottom = holder.center[2] - holder.size[2] / 2.0
+    return bottom + (SHELF_TOP if has_shelf(holder.size) else PANEL)
 
 
 def facing(dx: float, dy: float, size: tuple[float, float, float]) -> tuple[float, float]:
@@ -74,8 +97,11 @@ def facing(dx: float, dy: float, size: tuple[float, float, float]) -> tuple[floa
     return (1.0 if dx >= 0 else -1.0, 0.0) if abs(dx) >= abs(dy) else (0.0, 1.0 if dy >= 0 else -1.0)
 
 
-def _front(x: float, y: float, scene: Scene, room: str, size: tuple[float, float, float]) -> tuple[float, float]:
-    cx, cy, _ = scene.rooms[room].centre if room in scene.rooms else (x, y, 0.0)
+def front_of(obj: SceneObject, x: float, y: float, scene: Scene, size: tuple[float, float, float]) -> tuple[float, float]:
+    """The side a piece of furniture faces: where the scene says (`faces`), else toward its room's middle."""
+    if obj.faces is not None:
+        return obj.faces
+    cx, cy, _ = scene.rooms[obj.room].centre if obj.room in scene.rooms else (x, y, 0.0)
     return facing(cx - x, cy - y, size)
 
 
@@ -100,8 +126,8 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         if holder_before is None or place(obj.parent).center != holder_before.center:
             return None
         container = obj.has("openable") and obj.has("receptacle")
-        front = _front(old.center[0], old.center[1], scene, obj.room, old.size) if container and obj.flag("open") else None
-        return Box(oid, old.category, old.center, old.size, front, container, old.parent)
+        front = front_of(obj, old.center[0], old.center[1], scene, old.size) if container and obj.flag("open") else None
+        return Box(oid, old.category, old.center, old.size, front, container, old.parent, old.faces)
 
     def floor_pieces() -> list[Box]:
         return [b for b in sorted(boxes.values(), key=lambda b: b.object_id) if b.on_floor]
@@ -126,7 +152,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
 
     def clear_of_furniture(box: Box, obj: SceneObject) -> Box:
         x, y, z = box.center
-        fx, fy = _front(x, y, scene, obj.room, box.size)
+        fx, fy = front_of(obj, x, y, scene, box.size)
         for other in floor_pieces():
             overlap_x = (box.size[0] + other.size[0]) / 2 - abs(x - other.center[0])
             overlap_y = (box.size[1] + other.size[1]) / 2 - abs(y - other.center[1])
@@ -146,7 +172,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
                     x = other.center[0] + fx * gap_x
                 else:
                     y = other.center[1] + fy * gap_y
-        return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container, box.parent)
+        return replace(box, center=(x, y, z))
 
     def inside_room(box: Box, obj: SceneObject) -> Box:
         """Furniture stands within its room: a wall runs along the room's bounds (world/floor_plan)."""
@@ -160,7 +186,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             x = min(max(x, x0 + hx), x1 - hx)
         if y1 - y0 >= 2 * hy:
             y = min(max(y, y0 + hy), y1 - hy)
-        return Box(box.object_id, box.category, (x, y, z), box.size, box.open_front, box.container, box.parent)
+        return replace(box, center=(x, y, z))
 
     def place(oid: str, trail: frozenset[str] = frozenset()) -> Box:
         if oid in boxes:
@@ -173,10 +199,11 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         sx, sy, sz = size_of(obj)
         parent = obj.parent if obj.parent in scene.objects and obj.parent not in trail else None
         container = obj.has("openable") and obj.has("receptacle")
-        front = _front(obj.position[0], obj.position[1], scene, obj.room, (sx, sy, sz)) \
+        front = front_of(obj, obj.position[0], obj.position[1], scene, (sx, sy, sz)) \
             if container and obj.flag("open") else None
         if parent is None:
-            box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container)
+            box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container,
+                      faces=obj.faces)
             if not obj.has("pickupable"):
                 box = inside_room(clear_of_furniture(box, obj), obj)
         else:
@@ -186,7 +213,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             if not scene.objects[parent].has("pickupable"):
                 # a row across the side that faces the room (a container's opening), so that from
                 # there nothing hides behind anything
-                fx, _ = _front(holder.center[0], holder.center[1], scene, scene.objects[parent].room, holder.size)
+                fx, _ = front_of(scene.objects[parent], holder.center[0], holder.center[1], scene, holder.size)
                 along_x = fx == 0
             else:
                 along_x = holder.size[0] >= holder.size[1]
@@ -209,8 +236,8 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             # Squeeze things that would overhang a small holder (a card in a box)
             sx, sy = min(sx, holder.size[0] - 2 * PANEL), min(sy, holder.size[1] - 2 * PANEL)
             if holder.container:
-                floor = holder.center[2] - holder.size[2] / 2.0 + PANEL
-                sz = min(sz, holder.size[2] - 2 * PANEL - 0.01)
+                floor = inner_floor(holder)
+                sz = min(sz, holder.center[2] + holder.size[2] / 2.0 - PANEL - floor - 0.01)
                 z = floor + sz / 2.0 + 0.002
             else:
                 z = holder.top + sz / 2.0 + 0.002
@@ -263,7 +290,8 @@ def free_station(robot_xy: tuple[float, float], room_bounds: tuple[float, float,
     # where an open container shows its inside), else back away towards the middle of the room
     directions = []
     if holder is not None:
-        directions.append(holder.open_front or facing(centre[0] - holder.center[0], centre[1] - holder.center[1], holder.size))
+        directions.append(holder.open_front or holder.faces
+                          or facing(centre[0] - holder.center[0], centre[1] - holder.center[1], holder.size))
     dx, dy = centre[0] - robot_xy[0], centre[1] - robot_xy[1]
     if math.hypot(dx, dy) > 1e-6:
         directions.append((dx / math.hypot(dx, dy), dy / math.hypot(dx, dy)))

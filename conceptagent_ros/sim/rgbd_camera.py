@@ -14,7 +14,7 @@ import numpy as np
 from conceptagent_ros.perception.detectors.sim_paint import category_colour
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
 from conceptagent_ros.scene.model import Room
-from conceptagent_ros.sim.household_geometry import PANEL, Box
+from conceptagent_ros.sim.household_geometry import PANEL, Box, has_shelf, inner_floor
 
 WALL_HEIGHT = 2.6
 BACKGROUND = -1
@@ -56,6 +56,8 @@ def _panels(box: Box) -> list[tuple[tuple[float, float, float], tuple[float, flo
     (cx, cy, cz), (sx, sy, sz) = box.center, box.size
     t = PANEL
     panels = [((cx, cy, cz - sz / 2 + t / 2), (sx, sy, t)), ((cx, cy, cz + sz / 2 - t / 2), (sx, sy, t))]
+    if has_shelf(box.size):
+        panels.append(((cx, cy, inner_floor(box) - t / 2), (sx - 2 * t, sy - 2 * t, t)))
     fx, fy = box.open_front
     if fx:  # open towards +x or -x: back wall at the other x end, sides along y
         panels.append(((cx - fx * (sx / 2 - t / 2), cy, cz), (t, sy, sz)))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conceptagent_ros.scene.model import Scene, SceneObject
-from conceptagent_ros.sim.household_geometry import PANEL, Box, facing
+from conceptagent_ros.sim.household_geometry import PANEL, SHELF_TOP, Box, front_of, has_shelf
 from conceptagent_ros.world.floor_plan import FloorPlan
 
 if TYPE_CHECKING:  # house.py reads the handles' depth from here
@@ -131,9 +131,7 @@ def _colour_of(obj: SceneObject) -> tuple[float, float, float]:
 
 def front_yaw(box: Box, scene: Scene, obj: SceneObject) -> float:
     """The yaw that turns a container's model +x toward the side it opens to (the room's middle)."""
-    room = scene.rooms.get(obj.room)
-    cx, cy = (room.centre[0], room.centre[1]) if room is not None else (box.center[0], box.center[1] - 1.0)
-    fx, fy = facing(cx - box.center[0], cy - box.center[1], box.size)
+    fx, fy = front_of(obj, box.center[0], box.center[1], scene, box.size)
     return math.atan2(fy, fx)
 
 
@@ -161,6 +159,8 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
     _box_part(carcass, "top", (d - p, w, p), (-p / 2, 0, h / 2 - p / 2), colour)
     if not sliding:
         _box_part(carcass, "bottom", (d - p, w, p), (-p / 2, 0, -h / 2 + p / 2), colour)
+    if not sliding and has_shelf((d, w, h)):  # what is in it stands there (household_geometry.inner_floor)
+        _box_part(carcass, "shelf", (d - 2 * p, w - 2 * p, p), (-p / 2, 0, -h / 2 + SHELF_TOP - p / 2), colour)
     front = _sub(model, "link", name="drawer" if sliding else "door")
     handle_length = min(0.3, 0.4 * (h if not sliding else w))
     if sliding:

@@ -1,0 +1,225 @@
+"""Hinged doors (a fridge's, an oven's, a microwave's) swung by the household body's one arm, as a
+person with one free hand does it: stand off to the handle's side, pull the handle on its arc
+until its face turns away (about 35 degrees), let go, and push the door on from inside to 90
+degrees. Closing is not built: see _close.
+
+Everything is planned from what the mast camera sees of the door (articulation_planner: the front,
+its handle, the hinge opposite it) and checked the same way afterwards (door_opening): the
+simulator's joint is never read. Where the base stands is chosen from the door as seen and the
+costmap: beside the swept quarter circle, out of the door's way.
+
+The fingers close round the handle's bar and the body's assisted grip holds it at the grasp point
+(a point constraint of at most GRIP_FORCE, as the fingers hooked round a real bar: the bar turns in
+the hand as the door swings). Without it PyBullet's two box-on-box finger contacts let the bar slide
+out of the fingers within 8 degrees.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from conceptagent_ros.manipulation.arm_skills import SkillRefused
+from conceptagent_ros.manipulation.articulation_planner import (
+    DoorFrame,
+    door_frame,
+    door_opening,
+    front_geometry,
+    plan_door,
+    plan_door_push,
+)
+from conceptagent_ros.manipulation.failures import ManipulationError
+
+if TYPE_CHECKING:
+    from conceptagent_ros.household.body import HouseholdBody
+    from conceptagent_ros.manipulation.arm_skills import ArmSkills
+
+PULL_TO = math.radians(35.0)  # the handle is pulled this far: past it, its face turns away from the robot
+PUSH_FROM_BEHIND = math.radians(4.0)  # the push starts this far behind where the pull left the door
+OPEN_TO = math.radians(90.0)
+PUSH_RADIUS = 0.45  # metres from the hinge the hand pushes the door at
+SEEN_DOOR_OPEN = math.radians(60.0)  # a door seen turned this far is open (the arm reaches past it)
+SEEN_DOOR_CLOSED = math.radians(8.0)
+# metres from the hinge along the closed door and out of its front: where the base stands to pull the
+# handle (beside the door's swing on the handle's side), and to push the door on (before the opening,
+# clear of the rest of the swing, the door's free edge within easy reach)
+STANCE = (0.8, 0.7)
+PUSH_STANCE = (0.55, 0.95)
+STANCE_FACING = math.radians(40.0)  # the base faces the handle's arc this far open: the pull and the push in front
+STANCE_SEARCH = 0.25  # metres round STANCE searched for a free spot
+WITHDRAW = 0.10  # metres the hand backs off after letting go
+ROUND_EDGE = 0.12  # metres past the door's free edge the hand goes round it
+ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a push
+
+
+class HingedDoors:
+    """The household body's DoorMover (manipulation/arm_skills): the hinged doors of the scene."""
+
+    def __init__(self, body: HouseholdBody):
+        self.body = body
+        self.frames: dict[str, DoorFrame] = {}  # each door as last seen closed, from where its arm worked
+
+    def doors(self) -> Collection[str]:
+        return {oid for oid, kind in self.body.kinds.items() if kind == "door"}
+
+    def move_door(self, target: str, action: Literal["open", "close"], skills: ArmSkills) -> str:
+        body = self.body
+        skills.phase(f"looking at {target}'s door", 0.05)
+        points = body.door_points(target)
+        closed = body.closed_door_normal(target)
+        before = door_opening(points, _closed(closed))
+        if action == "open" and before >= SEEN_DOOR_OPEN:
+            return f"it stands open already ({math.degrees(before):.0f} degrees, measured from its door)"
+        if action == "close" and before <= SEEN_DOOR_CLOSED:
+            return f"it is closed already ({math.degrees(before):.0f} degrees, measured from its door)"
+        if action == "open" and before > SEEN_DOOR_CLOSED and target in self.frames:
+            self._stand(self.frames[target], target, skills, PUSH_STANCE)  # ajar (an open that stopped short): push it on
+            self._push(self.frames[target], before - PUSH_FROM_BEHIND, OPEN_TO, PUSH_RADIUS, skills)
+        elif action == "open":
+            self._open(target, points, skills)
+        else:
+            self._close(target)
+        body.rest()
+        body.settle()
+        skills.phase(f"measuring how far {target}'s door stands open", 0.95)
+        after = door_opening(body.door_points(target), _closed(closed))
+        done = after >= SEEN_DOOR_OPEN if action == "open" else after <= SEEN_DOOR_CLOSED
+        if not done:
+            raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
+                                                 f"{action} (it stood {math.degrees(before):.0f} degrees open before)")
+        return f"{'opened' if action == 'open' else 'closed'}: its door stands {math.degrees(after):.0f} degrees open " \
+               "(measured from the door as seen)"
+
+    # -- opening ---------------------------------------------------------------------------------
+    def _open(self, target: str, points: np.ndarray, skills: ArmSkills) -> None:
+        body = self.body
+        pose = body.base.pose
+        door = door_frame(front_geometry(points, (pose.x, pose.y)), gripper=skills.spec.gripper)
+        self._stand(door, target, skills)
+        points = body.door_points(target)  # seen again from where the arm works
+        pose = body.base.pose
+        plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO)
+        door = door_frame(front_geometry(points, (pose.x, pose.y)), gripper=skills.spec.gripper)
+        self.frames[target] = door
+        skills.phase(f"pulling {target}'s door by its handle", 0.2)
+        hand = skills.watched_hand()
+        hand.open_hand()
+        approach = plan.grasp_rotation[:, 2]
+        if not (hand.move_hand(plan.grasp_position - approach * 0.08, plan.grasp_rotation)
+                and hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.4)):
+            raise ManipulationError("UNREACHABLE", f"the arm did not reach {target}'s handle")
+        hand.close_hand()
+        if not body.grip_door(target):
+            hand.open_hand()
+            raise ManipulationError("NOT_HELD", f"the fingers closed beside {target}'s handle, not on it")
+        try:
+            for point, rotation in zip(plan.waypoints, plan.rotations):
+                hand.move_hand(point, rotation, speed=0.3)
+        finally:
+            body.let_go_of_door()
+        hand.open_hand()
+        last = plan.rotations[-1]
+        hand.move_hand(self._hand_now() - last[:, 2] * WITHDRAW, last)
+        skills.phase(f"pushing {target}'s door open from inside", 0.55)
+        reached = door_opening(body.door_points(target, tuck=False), door)
+        # the door's free edge now stands near the base: the base backs off to stand before the
+        # opening, from where the arm reaches round that edge into the gap and on to 90 degrees
+        self._stand(door, target, skills, PUSH_STANCE)
+        self._push(door, max(reached, PULL_TO / 2) - PUSH_FROM_BEHIND, OPEN_TO, PUSH_RADIUS, skills, at=reached)
+
+    def _push(self, door: DoorFrame, start: float, end: float, radius: float, skills: ArmSkills,
+              at: float | None = None) -> None:
+        """Sweep the closed hand along the door's inside from `start` to `end`, coming in from the
+        open side of the gap between the door and the front: from outside the door (standing `at`
+        that angle) past its free edge, round the edge and in."""
+        plan = plan_door_push(door, self.body.shoulder(), skills.spec.gripper, start, end, radius)
+        hand = skills.watched_hand()
+        hand.close_hand()
+        past_edge = door.width + ROUND_EDGE
+        hand.move_hand(door.at(start if at is None else at, past_edge, WITHDRAW), plan.grasp_rotation)
+        # in short straight steps: a joint-space move from outside the door to its inside swung the
+        # arm through the door's face and shut it again
+        glide(hand, self._hand_now(), [door.at(start, past_edge), plan.grasp_position + door.along * ENTRY],
+              plan.grasp_rotation, plan.grasp_rotation)
+        if not hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.3):
+            raise ManipulationError("UNREACHABLE", "the arm did not reach inside the door to push it")
+        for point, rotation in zip(plan.waypoints, plan.rotations):
+            if not hand.move_hand(point, rotation, speed=0.3):
+                break  # as far as the arm reaches: the look afterwards says how far the door went
+        back = plan.rotations[-1][:, 2]
+        hand.move_hand(self._hand_now() - back * WITHDRAW, plan.rotations[-1])
+
+    # -- closing ---------------------------------------------------------------------------------
+    def _close(self, target: str) -> None:
+        # An open door's handle faces away from a robot on its side (or into the wall beside a
+        # fridge in a corner), and its inside faces the way it must move: it is pulled shut by its
+        # free edge, the hand pointing along the door at the hinge, which this arm does not reach
+        # from any spot clear of the door's swing (tried: beside the swing and past its edge).
+        raise SkillRefused(f"closing {target}'s hinged door is not built for this arm yet (it opens it)")
+
+    def _hand_now(self) -> np.ndarray:
+        return np.asarray(self.body.arm.hand_pose()[0], dtype=float)
+
+    # -- where the base stands -------------------------------------------------------------------
+    def _stand(self, door: DoorFrame, target: str, skills: ArmSkills, at: tuple[float, float] = STANCE) -> None:
+        """Drive to stand beside the door's swing on its handle's side, facing the handle's arc."""
+        body = self.body
+        stance = door_stance(door, body.free_for_base, body.footprint_radius, at)
+        if stance is None:
+            raise ManipulationError("UNREACHABLE", f"no free spot for the base beside {target}'s door, clear of "
+                                                   "its swing")
+        skills.phase(f"standing beside {target}'s door", 0.1)
+        if not body.drive_to(*stance):
+            raise ManipulationError("UNREACHABLE", f"the base found no way to the spot beside {target}'s door")
+
+
+GLIDE_TURN = math.radians(8.0)  # the most a glide's step turns the hand: within move_hand's straight-line tracking
+GLIDE_STEP = 0.06  # metres: the longest straight step of a glide
+
+
+def glide(hand: object, start: np.ndarray, way: list[np.ndarray], turned: np.ndarray, goal: np.ndarray) -> None:
+    """Move the hand through `way` from `start`, its rotation going from `turned` to `goal` evenly
+    along the way, in straight steps short and small enough that each is tracked in a line."""
+    from scipy.spatial.transform import Rotation, Slerp
+
+    points = [np.asarray(start, dtype=float)] + [np.asarray(p, dtype=float) for p in way]
+    lengths = np.array([np.linalg.norm(b - a) for a, b in zip(points, points[1:])])
+    total = float(lengths.sum())
+    turns = Rotation.from_matrix(np.stack([turned, goal]))
+    steps = max(len(way), int(math.ceil((turns[0].inv() * turns[1]).magnitude() / GLIDE_TURN)),
+                int(math.ceil(total / GLIDE_STEP)))
+    slerp = Slerp([0.0, 1.0], turns)
+    along = np.concatenate([[0.0], np.cumsum(lengths)])
+    for k in range(1, steps + 1):
+        s = total * k / steps
+        leg = min(int(np.searchsorted(along, s, side="right")) - 1, len(lengths) - 1)
+        share = (s - along[leg]) / lengths[leg] if lengths[leg] > 0 else 1.0
+        point = points[leg] + (points[leg + 1] - points[leg]) * share
+        hand.move_hand(point, slerp(k / steps).as_matrix())  # type: ignore[attr-defined]
+
+
+def _closed(normal: np.ndarray) -> DoorFrame:
+    """A DoorFrame that only carries the closed front's normal (what door_opening measures against)."""
+    zero = np.zeros(3)
+    return DoorFrame(zero, zero, np.asarray(normal, dtype=float), 0.0, 1.0)
+
+
+def door_stance(door: DoorFrame, free: object, footprint_radius: float,
+                at: tuple[float, float] = STANCE) -> tuple[float, float, float] | None:
+    """Where the base stands to swing the door (x, y, yaw): `at` from the hinge (along the closed
+    door, out of its front), or the nearest spot to it within STANCE_SEARCH that `free(x, y)`
+    allows and that the swept door misses, facing the handle's arc at STANCE_FACING."""
+    steps = np.arange(-STANCE_SEARCH, STANCE_SEARCH + 1e-9, 0.05)
+    offsets = sorted(((a, b) for a in steps for b in steps), key=lambda ab: math.hypot(*ab))
+    clear = door.width + footprint_radius + 0.05
+    aim = door.at(STANCE_FACING, 0.9 * door.width)  # on the handle's arc, roughly
+    for da, db in offsets:
+        a, b = at[0] + da, at[1] + db
+        if math.hypot(a, b) < clear or b <= footprint_radius:
+            continue
+        spot = door.hinge + a * door.along + b * door.out
+        if free(float(spot[0]), float(spot[1])):  # type: ignore[operator]
+            return float(spot[0]), float(spot[1]), math.atan2(float(aim[1] - spot[1]), float(aim[0] - spot[0]))
+    return None
