@@ -218,4 +218,4 @@ def test_how_far_a_door_stands_open_is_measured_from_its_points(gripper) -> None
     door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
     for degrees in (0.0, 25.0, 60.0, 88.0):
         seen = upright_door(angle_deg=degrees)
-        assert np.degrees(door_opening(seen, door)) == pytest.approx(degrees, abs=2.0)
+        assert np.degrees(door_opening(seen, door.out)) == pytest.approx(degrees, abs=2.0)

@@ -69,7 +69,7 @@ class HingedDoors:
         skills.phase(f"looking at {target}'s door", 0.05)
         points = body.door_points(target)
         closed = body.closed_door_normal(target)
-        before = door_opening(points, _closed(closed))
+        before = door_opening(points, closed)
         if action == "open" and before >= SEEN_DOOR_OPEN:
             return f"it stands open already ({math.degrees(before):.0f} degrees, measured from its door)"
         if action == "close" and before <= SEEN_DOOR_CLOSED:
@@ -84,7 +84,7 @@ class HingedDoors:
         body.rest()
         body.settle()
         skills.phase(f"measuring how far {target}'s door stands open", 0.95)
-        after = door_opening(body.door_points(target), _closed(closed))
+        after = door_opening(body.door_points(target), closed)
         done = after >= SEEN_DOOR_OPEN if action == "open" else after <= SEEN_DOOR_CLOSED
         if not done:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
@@ -123,7 +123,7 @@ class HingedDoors:
         last = plan.rotations[-1]
         hand.move_hand(self._hand_now() - last[:, 2] * WITHDRAW, last)
         skills.phase(f"pushing {target}'s door open from inside", 0.55)
-        reached = door_opening(body.door_points(target, tuck=False), door)
+        reached = door_opening(body.door_points(target, tuck=False), door.out)
         # the door's free edge now stands near the base: the base backs off to stand before the
         # opening, from where the arm reaches round that edge into the gap and on to 90 degrees
         self._stand(door, target, skills, PUSH_STANCE)
@@ -198,12 +198,6 @@ def glide(hand: object, start: np.ndarray, way: list[np.ndarray], turned: np.nda
         share = (s - along[leg]) / lengths[leg] if lengths[leg] > 0 else 1.0
         point = points[leg] + (points[leg + 1] - points[leg]) * share
         hand.move_hand(point, slerp(k / steps).as_matrix())  # type: ignore[attr-defined]
-
-
-def _closed(normal: np.ndarray) -> DoorFrame:
-    """A DoorFrame that only carries the closed front's normal (what door_opening measures against)."""
-    zero = np.zeros(3)
-    return DoorFrame(zero, zero, np.asarray(normal, dtype=float), 0.0, 1.0)
 
 
 def door_stance(door: DoorFrame, free: object, footprint_radius: float,

@@ -327,14 +327,15 @@ def _push_pose(door: DoorFrame, shoulder: np.ndarray, gripper: GripperSpec, angl
     return contact + inner * (off + PUSH_CLEARANCE), hand_frame(approach, np.array([0.0, 0.0, 1.0]))
 
 
-def door_opening(points: object, closed: DoorFrame, config: ArticulationConfig | None = None) -> float:
+def door_opening(points: object, closed_out: object, config: ArticulationConfig | None = None) -> float:
     """How far (radians, 0 to pi/2) a door stands open, from its points as seen now: the turn of
-    its largest upright plane from the closed front (a door seen from its edge shows its inner
-    face or its outer one; either is the door's plane)."""
+    its largest upright plane from the closed front, whose normal is `closed_out` (a door seen from
+    its edge shows its inner face or its outer one; either is the door's plane)."""
     cfg = config or ArticulationConfig()
     plane = _vertical_plane(clean(points, "door"), cfg)
     normal = plane.normal[:2] / max(float(np.linalg.norm(plane.normal[:2])), 1e-9)
-    return float(np.arccos(np.clip(abs(float(normal @ closed.out[:2])), 0.0, 1.0)))
+    out = np.asarray(closed_out, dtype=float)[:2]
+    return float(np.arccos(np.clip(abs(float(normal @ out)) / max(float(np.linalg.norm(out)), 1e-9), 0.0, 1.0)))
 
 
 def drawer_opening(front_now: object, closed_front: FrontGeometry, config: ArticulationConfig | None = None) -> float:
