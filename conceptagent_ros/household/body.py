@@ -18,8 +18,8 @@ skill acts on a thing the base turns to face it. Skills:
   hinged door (fridge, microwave, oven) is opened by household/doors.py (the handle pulled on its
   arc from beside the swing, then the door pushed on from inside to 90 degrees) and its close is
   refused as unavailable (doors.py says why); a box that opens is exported lidless, so its open
-  and close change its flag alone; a pick or a place inside a container with a door (a fridge's
-  shelf) is done standing INSIDE_STANDOFF before its front;
+  and close change its flag alone; a pick from or a place into a container with a door (a
+  fridge's shelf) is done standing INSIDE_STANDOFF before its front;
 - every other skill (switch on, slice, heat, ...) has no physical model: once its preconditions hold
   on what the robot perceives (in reach, the hand's state), its declared PDDL effects are applied to
   the body's symbolic flags (SYMBOLIC_SKILLS; the README lists them).
@@ -435,8 +435,10 @@ class HouseholdBody:
                                              "(household/doors.py says why)", "unavailable")
         if call.skill in ("open", "close") and call.args[0] in self._drawers():
             self._stand_before_front(call.args[0])  # a hinged door's stance is its own (household/doors.py)
-        if call.skill in ("pick", "place") and self.kinds.get(call.args[-1]) == "door":
-            self._step_up_to(call.args[-1])
+        inside = call.args[-1] if call.skill == "place" else self._holder(call.args[0]) if call.skill == "pick" \
+            and call.args[0] in self.memory else None
+        if inside is not None and self.kinds.get(inside) == "door":  # into or out of a fridge
+            self._step_up_to(inside)
         self._face(call.args[1] if call.skill == "place" else call.args[0])
         far = self._out_of_reach(call)
         if far is not None:
