@@ -51,11 +51,12 @@ from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.frames import hand_frame
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
+from conceptagent_ros.manipulation.place_planner import PlaceConfig
 from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
 from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
-from conceptagent_ros.navigation.path_planner import costmap, nearest_free, plan_path
-from conceptagent_ros.navigation.pybullet_base import TUCKED, PyBulletBase
+from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
+from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.verifier import PreconditionVerifier
@@ -435,10 +436,9 @@ class HouseholdBody:
                                              "(household/doors.py says why)", "unavailable")
         if call.skill in ("open", "close") and call.args[0] in self._drawers():
             self._stand_before_front(call.args[0])  # a hinged door's stance is its own (household/doors.py)
-        inside = call.args[-1] if call.skill == "place" else self._holder(call.args[0]) if call.skill == "pick" \
-            and call.args[0] in self.memory else None
-        if inside is not None and self.kinds.get(inside) == "door":  # into or out of a fridge
-            self._step_up_to(inside)
+        container = self._worked_in(call)
+        if container is not None and self.kinds.get(container) == "door":  # into or out of a fridge
+            self._step_up_to(container)
         self._face(call.args[1] if call.skill == "place" else call.args[0])
         far = self._out_of_reach(call)
         if far is not None:
@@ -447,9 +447,7 @@ class HouseholdBody:
         self._lift_torso(self._torso_for(call))
         self._view = self.clouds(LOOK_TILTS)
         if call.skill == "place" and self.kinds.get(call.args[1]) == "door" and call.args[1] in self._view:
-            # inside a fridge, the underside of its top is level too: nothing is put on what the eye sees from below
-            inside = self._view[call.args[1]]
-            self._view[call.args[1]] = inside[inside[:, 2] < self.camera.pose()[0][2]]
+            self._view[call.args[1]] = self._below_eye(self._view[call.args[1]])
         before = self._view.get(call.args[0]) if call.skill == "pick" else None
         self._ready()
         if call.skill == "place" and self.held is not None:
@@ -526,9 +524,15 @@ class HouseholdBody:
         points = self.clouds(LOOK_TILTS).get(container)
         if points is None:
             return None
-        below = points[points[:, 2] < self.camera.pose()[0][2]]
-        plane = fit_plane(below, 0.005, 30, 10.0, tries=6)
+        cfg = PlaceConfig()  # the level surface the place planner will find
+        plane = fit_plane(self._below_eye(points), cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg,
+                          tries=cfg.plane_tries)
         return float(np.median(plane.inliers[:, 2])) if plane is not None else None
+
+    def _below_eye(self, points: np.ndarray) -> np.ndarray:
+        """A container's points below the camera: inside a fridge the underside of its top is level
+        too, and nothing is put on what the eye sees from below."""
+        return points[points[:, 2] < self.camera.pose()[0][2]]
 
     def _lift_torso(self, height: float) -> None:
         """The torso to `height` with the arm tucked over the base (nothing in the way as it rises
@@ -569,6 +573,14 @@ class HouseholdBody:
             return
         self.base.drive(path, yaw)
         self._base_moved()
+
+    def _worked_in(self, call: SkillCall) -> str | None:
+        """What a place puts the thing into or onto, or what a pick takes it from (as last seen)."""
+        if call.skill == "place":
+            return call.args[1]
+        if call.skill == "pick" and call.args[0] in self.memory:
+            return self._holder(call.args[0])
+        return None
 
     def _step_up_to(self, target: str) -> None:
         """For a pick or a place inside a container with a door, stand INSIDE_STANDOFF before the
@@ -630,13 +642,15 @@ class HouseholdBody:
         if self._picking is not None and self._weld_id is None and self._squeezed(self._picking):
             self._weld_to_hand(self._picking)
 
-    def _squeezed(self, object_id: str) -> bool:
+    def _squeezed(self, object_id: str, link: int | None = None) -> bool:
+        """Both fingers press the thing (its `link` only, where given) with SQUEEZED newtons or more."""
         body = self.base.bodies.get(object_id)
         if body is None:
             return False
         p, c = self.p, self.client
+        only = {} if link is None else {"linkIndexB": link}
         return all(sum(cp[9] for cp in p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger,
-                                                         physicsClientId=c)) >= SQUEEZED
+                                                         physicsClientId=c, **only)) >= SQUEEZED
                    for finger in self.arm.finger_links)
 
     def _weld_to_hand(self, object_id: str) -> None:
@@ -697,23 +711,26 @@ class HouseholdBody:
             path = plan_path(self.costmap, (pose.x, pose.y), (x, y), goal_tolerance=0.1)
         except NavigationError:
             return False
+        return self._drive(path, yaw).reached
+
+    def _drive(self, path: PlannedPath, yaw: float) -> DriveResult:
+        """Follow a planned path, arm tucked, torso down (the camera's view of the floor, a low centre
+        of mass), carrying what the hand holds; then the arm's planners follow the base."""
         self._tuck()
         self._lift_torso(0.0)
         self._hold_carried()
         carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
-        self.last_path = [(float(px), float(py)) for px, py in path.waypoints]
+        self.last_path = [(float(x), float(y)) for x, y in path.waypoints]
         result = self.base.drive(path, yaw, carried=carried, carry=self._carry)
         self._base_moved()
-        return result.reached
+        return result
 
     def grip_door(self, target: str) -> bool:
         """The assisted grip on a door's handle once both fingers press the door (SQUEEZED): a point
         constraint at the hand of at most DOOR_GRIP_FORCE, about which the handle turns (doors.py)."""
         p, c = self.p, self.client
         body, link = self.base.bodies[target], self._door_link(target)
-        if not all(sum(cp[9] for cp in p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger,
-                                                          linkIndexB=link, physicsClientId=c)) >= SQUEEZED
-                   for finger in self.arm.finger_links):
+        if not self._squeezed(target, link):
             return False
         hand, _ = self.arm.hand_pose()
         centre, turn = p.getLinkState(body, link, physicsClientId=c)[:2]  # constraints act in the link's inertial frame
@@ -800,13 +817,7 @@ class HouseholdBody:
             return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
         if self.held is not None and self._weld_id is None:  # a place that failed let go of the weld
             self._weld()
-        self._tuck()
-        self._lift_torso(0.0)  # the torso down to drive: the camera's view of the floor, a low centre of mass
-        self._hold_carried()
-        carried = [self.base.bodies[self.held.object_id]] if self.held is not None else []
-        self.last_path = [(float(x), float(y)) for x, y in path.waypoints]
-        result = self.base.drive(path, goal_yaw, carried=carried, carry=self._carry)
-        self._base_moved()
+        result = self._drive(path, goal_yaw)
         self.look_around()
         if not result.reached:
             return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)

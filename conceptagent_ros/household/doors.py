@@ -1,7 +1,7 @@
 """Hinged doors (a fridge's, an oven's, a microwave's) swung by the household body's one arm, as a
 person with one free hand does it: stand off to the handle's side, pull the handle on its arc
 until its face turns away (about 35 degrees), let go, and push the door on from inside to 90
-degrees. Closing is not built: see _close.
+degrees. Closing is not built: move_door says why.
 
 Everything is planned from what the mast camera sees of the door (articulation_planner: the front,
 its handle, the hinge opposite it) and checked the same way afterwards (door_opening): the
@@ -41,7 +41,7 @@ PUSH_FROM_BEHIND = math.radians(4.0)  # the push starts this far behind where th
 OPEN_TO = math.radians(90.0)
 PUSH_RADIUS = 0.45  # metres from the hinge the hand pushes the door at
 SEEN_DOOR_OPEN = math.radians(60.0)  # a door seen turned this far is open (the arm reaches past it)
-SEEN_DOOR_CLOSED = math.radians(8.0)
+SEEN_DOOR_AJAR = math.radians(8.0)  # a door seen turned further than this and less than open is ajar
 # metres from the hinge along the closed door and out of its front: where the base stands to pull the
 # handle (beside the door's swing on the handle's side), and to push the door on (before the opening,
 # clear of the rest of the swing, the door's free edge within easy reach)
@@ -65,32 +65,32 @@ class HingedDoors:
         return {oid for oid, kind in self.body.kinds.items() if kind == "door"}
 
     def move_door(self, target: str, action: Literal["open", "close"], skills: ArmSkills) -> str:
+        if action == "close":
+            # An open door's handle faces away from a robot on its side (or into the wall beside a
+            # fridge in a corner), and its inside faces the way it must move: it is pulled shut by
+            # its free edge, the hand pointing along the door at the hinge, which this arm does not
+            # reach from any spot clear of the door's swing (tried: beside the swing and past its edge).
+            raise SkillRefused(f"closing {target}'s hinged door is not built for this arm yet (it opens it)")
         body = self.body
         skills.phase(f"looking at {target}'s door", 0.05)
         points = body.door_points(target)
         closed = body.closed_door_normal(target)
         before = door_opening(points, closed)
-        if action == "open" and before >= SEEN_DOOR_OPEN:
+        if before >= SEEN_DOOR_OPEN:
             return f"it stands open already ({math.degrees(before):.0f} degrees, measured from its door)"
-        if action == "close" and before <= SEEN_DOOR_CLOSED:
-            return f"it is closed already ({math.degrees(before):.0f} degrees, measured from its door)"
-        if action == "open" and before > SEEN_DOOR_CLOSED and target in self.frames:
+        if before > SEEN_DOOR_AJAR and target in self.frames:
             self._stand(self.frames[target], target, skills, PUSH_STANCE)  # ajar (an open that stopped short): push it on
             self._push(self.frames[target], before - PUSH_FROM_BEHIND, OPEN_TO, PUSH_RADIUS, skills)
-        elif action == "open":
-            self._open(target, points, skills)
         else:
-            self._close(target)
+            self._open(target, points, skills)
         body.rest()
         body.settle()
         skills.phase(f"measuring how far {target}'s door stands open", 0.95)
         after = door_opening(body.door_points(target), closed)
-        done = after >= SEEN_DOOR_OPEN if action == "open" else after <= SEEN_DOOR_CLOSED
-        if not done:
+        if after < SEEN_DOOR_OPEN:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
-                                                 f"{action} (it stood {math.degrees(before):.0f} degrees open before)")
-        return f"{'opened' if action == 'open' else 'closed'}: its door stands {math.degrees(after):.0f} degrees open " \
-               "(measured from the door as seen)"
+                                                 f"open (it stood {math.degrees(before):.0f} degrees open before)")
+        return f"opened: its door stands {math.degrees(after):.0f} degrees open (measured from the door as seen)"
 
     # -- opening ---------------------------------------------------------------------------------
     def _open(self, target: str, points: np.ndarray, skills: ArmSkills) -> None:
@@ -142,7 +142,7 @@ class HingedDoors:
         # in short straight steps: a joint-space move from outside the door to its inside swung the
         # arm through the door's face and shut it again
         glide(hand, self._hand_now(), [door.at(start, past_edge), plan.grasp_position + door.along * ENTRY],
-              plan.grasp_rotation, plan.grasp_rotation)
+              plan.grasp_rotation)
         if not hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.3):
             raise ManipulationError("UNREACHABLE", "the arm did not reach inside the door to push it")
         for point, rotation in zip(plan.waypoints, plan.rotations):
@@ -150,14 +150,6 @@ class HingedDoors:
                 break  # as far as the arm reaches: the look afterwards says how far the door went
         back = plan.rotations[-1][:, 2]
         hand.move_hand(self._hand_now() - back * WITHDRAW, plan.rotations[-1])
-
-    # -- closing ---------------------------------------------------------------------------------
-    def _close(self, target: str) -> None:
-        # An open door's handle faces away from a robot on its side (or into the wall beside a
-        # fridge in a corner), and its inside faces the way it must move: it is pulled shut by its
-        # free edge, the hand pointing along the door at the hinge, which this arm does not reach
-        # from any spot clear of the door's swing (tried: beside the swing and past its edge).
-        raise SkillRefused(f"closing {target}'s hinged door is not built for this arm yet (it opens it)")
 
     def _hand_now(self) -> np.ndarray:
         return np.asarray(self.body.arm.hand_pose()[0], dtype=float)
@@ -175,29 +167,22 @@ class HingedDoors:
             raise ManipulationError("UNREACHABLE", f"the base found no way to the spot beside {target}'s door")
 
 
-GLIDE_TURN = math.radians(8.0)  # the most a glide's step turns the hand: within move_hand's straight-line tracking
 GLIDE_STEP = 0.06  # metres: the longest straight step of a glide
 
 
-def glide(hand: object, start: np.ndarray, way: list[np.ndarray], turned: np.ndarray, goal: np.ndarray) -> None:
-    """Move the hand through `way` from `start`, its rotation going from `turned` to `goal` evenly
-    along the way, in straight steps short and small enough that each is tracked in a line."""
-    from scipy.spatial.transform import Rotation, Slerp
-
+def glide(hand: object, start: np.ndarray, way: list[np.ndarray], rotation: np.ndarray) -> None:
+    """Move the hand, turned as `rotation`, through `way` from `start` in straight steps of at
+    most GLIDE_STEP: where the arm misses one, the next is a short move, not one across the way."""
     points = [np.asarray(start, dtype=float)] + [np.asarray(p, dtype=float) for p in way]
     lengths = np.array([np.linalg.norm(b - a) for a, b in zip(points, points[1:])])
     total = float(lengths.sum())
-    turns = Rotation.from_matrix(np.stack([turned, goal]))
-    steps = max(len(way), int(math.ceil((turns[0].inv() * turns[1]).magnitude() / GLIDE_TURN)),
-                int(math.ceil(total / GLIDE_STEP)))
-    slerp = Slerp([0.0, 1.0], turns)
+    steps = max(len(way), int(math.ceil(total / GLIDE_STEP)))
     along = np.concatenate([[0.0], np.cumsum(lengths)])
     for k in range(1, steps + 1):
         s = total * k / steps
         leg = min(int(np.searchsorted(along, s, side="right")) - 1, len(lengths) - 1)
         share = (s - along[leg]) / lengths[leg] if lengths[leg] > 0 else 1.0
-        point = points[leg] + (points[leg + 1] - points[leg]) * share
-        hand.move_hand(point, slerp(k / steps).as_matrix())  # type: ignore[attr-defined]
+        hand.move_hand(points[leg] + (points[leg + 1] - points[leg]) * share, rotation)  # type: ignore[attr-defined]
 
 
 def door_stance(door: DoorFrame, free: object, footprint_radius: float,
