@@ -5,8 +5,12 @@ spinning thread always takes the response inside that window. rclpy's own Action
 installed) loses the goal; the project's ActionClient does not."""
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from ros_helpers import require_ros
@@ -17,6 +21,7 @@ import rclpy  # noqa: E402
 from rclpy.action import ActionClient as RclpyActionClient  # noqa: E402
 from rclpy.action import ActionServer  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
 
 from conceptagent_ros.action import ExecuteTask  # noqa: E402
 from conceptagent_ros.ros.action_client import ActionClient  # noqa: E402
@@ -37,28 +42,22 @@ class SlowSend:
         return getattr(self._handle, name)
 
 
-def _goal_answered(client_class: type, domain: int) -> bool:
+@contextlib.contextmanager
+def _served(client_class: type, domain: int, name: str, execute: Callable[[Any, Node], Any]) -> Iterator[Any]:
+    """An ExecuteTask server running `execute(goal_handle, node)` and a client of `client_class` on
+    one node, spun on a thread of its own; yields the client, then takes it all down."""
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain)
-    node = rclpy.create_node("race_probe", context=context)
+    node = rclpy.create_node(name, context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-
-    def finish(goal_handle):  # noqa: ANN001, ANN202
-        goal_handle.succeed()
-        return ExecuteTask.Result(success=True)
-
-    server = ActionServer(node, ExecuteTask, "race_probe", execute_callback=finish)
-    client = client_class(node, ExecuteTask, "race_probe")
+    server = ActionServer(node, ExecuteTask, name, execute_callback=functools.partial(execute, node=node))
+    client = client_class(node, ExecuteTask, name)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     try:
         assert client.wait_for_server(timeout_sec=10.0)
-        client._client_handle = SlowSend(client._client_handle, 0.5)
-        future = client.send_goal_async(ExecuteTask.Goal(instruction="probe"))
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        return done.wait(5.0)
+        yield client
     finally:
         executor.shutdown(timeout_sec=2.0)
         spinner.join(timeout=2.0)
@@ -68,6 +67,20 @@ def _goal_answered(client_class: type, domain: int) -> bool:
         rclpy.try_shutdown(context=context)
 
 
+def _finish(goal_handle: Any, _node: Node) -> Any:
+    goal_handle.succeed()
+    return ExecuteTask.Result(success=True)
+
+
+def _goal_answered(client_class: type, domain: int) -> bool:
+    with _served(client_class, domain, "race_probe", _finish) as client:
+        client._client_handle = SlowSend(client._client_handle, 0.5)
+        future = client.send_goal_async(ExecuteTask.Goal(instruction="probe"))
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        return done.wait(5.0)
+
+
 def test_the_race_loses_rclpys_goal_and_not_ours() -> None:
     from conceptagent_ros.ros.domains import reserved_domain
 
@@ -75,3 +88,66 @@ def test_the_race_loses_rclpys_goal_and_not_ours() -> None:
         if _goal_answered(RclpyActionClient, domain):
             pytest.skip("this rclpy has the upstream fix (ros2/rclpy#1308): nothing to show")
         assert _goal_answered(ActionClient, domain)
+
+
+class Warnings:
+    """A client's logger, keeping what it warns of."""
+
+    def __init__(self, logger: object):
+        self._logger, self.warned = logger, []
+
+    def warning(self, message: str, *args: object, **kwargs: object) -> None:
+        self.warned.append(message)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._logger, name)
+
+
+def _abandoned_probe_warnings(client_class: type, domain: int) -> tuple[list[str], bool]:
+    """A result request given up on while the goal runs (robot_client's probe), then one kept: what
+    the client warned of when the server answered both, and whether the kept one got its result."""
+
+    async def slow(goal_handle: Any, node: Node) -> Any:
+        await _sleep(node, 0.5)
+        return _finish(goal_handle, node)
+
+    with _served(client_class, domain, "probe_answers", slow) as client:
+        client._logger = Warnings(client._logger)
+        sent = client.send_goal_async(ExecuteTask.Goal(instruction="probe"))
+        deadline = time.monotonic() + 5.0
+        while not sent.done() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        handle = sent.result()
+        probe = handle.get_result_async()
+        probe.cancel()  # unanswered while the goal runs: given up on
+        kept = handle.get_result_async()
+        while not kept.done() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the abandoned probe's answer arrives too
+        return list(client._logger.warned), kept.done() and kept.result().result.success
+
+
+def _sleep(node: object, seconds: float) -> object:
+    from rclpy.task import Future
+
+    done = Future()
+    timer = None
+
+    def fire() -> None:
+        timer.cancel()
+        if not done.done():
+            done.set_result(None)
+
+    timer = node.create_timer(seconds, fire)  # type: ignore[attr-defined]
+    return done
+
+
+def test_the_answer_to_an_abandoned_result_request_is_dropped_without_a_warning() -> None:
+    from conceptagent_ros.ros.domains import reserved_domain
+
+    with reserved_domain() as domain:
+        rclpys, rclpys_result = _abandoned_probe_warnings(RclpyActionClient, domain)
+        ours, our_result = _abandoned_probe_warnings(ActionClient, domain)
+    assert rclpys_result and our_result  # the kept request is answered either way
+    assert any("unexpected result response" in w for w in rclpys)  # what the suites' logs were full of
+    assert ours == []

@@ -70,6 +70,29 @@ def test_the_robot_sees_the_kitchen_from_where_it_starts(kitchen: HouseholdBody)
     assert "fridge_1" in seen and not {"tomato_1", "milk_1", "egg_1"} & set(seen)
 
 
+def test_each_image_goes_out_as_a_frame_whose_depth_gives_back_the_points_the_body_sees(kitchen: HouseholdBody) -> None:
+    """What a perception node gets of the mast camera (frame_sink): depth along the optical axis, the
+    lens's pose and per pixel the thing it shows. Back-projected by perception's own pinhole code, a
+    thing's pixels land where PyBullet's inverse projection put the body's own points of it."""
+    from conceptagent_ros.perception.geometry import GeometryConfig, backproject
+
+    frames: list = []
+    kitchen.frame_sink = frames.append
+    try:
+        seen = kitchen.clouds()
+    finally:
+        kitchen.frame_sink = None
+    [frame] = frames
+    named = {frame.instance_names[i] for i in np.unique(frame.instance_ids[frame.instance_ids >= 0])}
+    assert named >= set(seen) and len(seen) >= 2  # everything the body saw is named to perception
+    # the piece of furniture seen most of (an item's points are completed by symmetry, not seen)
+    largest = max((n for n in seen if kitchen.kinds[n] != "item"), key=lambda n: len(seen[n]))
+    pixels = frame.instance_ids == frame.instance_names.index(largest)
+    points = backproject(frame, pixels, GeometryConfig(stride=1, edge_erosion=0, max_depth=20.0))
+    assert len(points) == len(seen[largest]) > 1000
+    assert points == pytest.approx(seen[largest], abs=2e-3)
+
+
 def test_what_is_out_of_reach_or_unknown_is_refused_before_any_motion(kitchen: HouseholdBody) -> None:
     far = kitchen.execute(SkillCall("pick", ("apple_1",)))
     assert not far.success and far.failure == "precondition" and "reach is" in far.message
@@ -272,3 +295,29 @@ def test_things_have_the_friction_their_world_file_gives_them(kitchen: Household
     assert mu >= 0.8
     assert kitchen.p.getDynamicsInfo(kitchen.base.bodies["apple_1"], -1, physicsClientId=kitchen.client)[1] == mu
     assert kitchen.p.getDynamicsInfo(kitchen.base.bodies["countertop_1"], -1, physicsClientId=kitchen.client)[1] == 0.5
+
+
+def test_the_task_runs_on_the_body_seen_through_the_perception_pipeline(tmp_path) -> None:
+    """run --body pybullet --perception camera: every image of the mast camera is fused into the
+    perception pipeline's object map, and the planner reads the belief built from it (as through
+    the ROS graph's perception and scene graph nodes); the apple ends in the fridge in PyBullet."""
+    from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
+    from conceptagent_ros.household.perceiving_body import PerceivingBody
+    from conceptagent_ros.planning.task import TaskRequest
+
+    frames: list[int] = []
+    original = PerceivingBody._fuse
+
+    def counted(self, frame) -> None:  # noqa: ANN001
+        frames.append(len(self.map.objects))
+        original(self, frame)
+
+    PerceivingBody._fuse = counted  # type: ignore[method-assign]
+    try:
+        result = run_episode(EpisodeSpec(TaskRequest("put the apple in the fridge", task_id="apple_to_fridge"),
+                                         "studio_kitchen", judge_goal="(in apple_1 fridge_1)", body="pybullet",
+                                         perception="camera"))
+    finally:
+        PerceivingBody._fuse = original  # type: ignore[method-assign]
+    assert result.success, result
+    assert len(frames) >= 24 and frames[-1] >= 10  # two looks around at least, a map of the kitchen

@@ -159,9 +159,10 @@ def test_the_manipulation_demo_succeeds_across_processes() -> None:
 
 def test_a_household_task_through_the_graph_on_the_body_is_judged_on_the_physics() -> None:
     """`ros suite --body pybullet` (as `ros up --body pybullet` brings the graph up): conceptagent_mm in
-    the exported world serves every skill of the library (navigate_to drives its base) and publishes
-    what its mast camera sees; the task sent through ExecuteTask by a client node moves the apple
-    onto the dining table in PyBullet, judged there (household/judge.py), not on the planner's word."""
+    the exported world serves every skill of the library (navigate_to drives its base) and sends its
+    mast camera's images to the perception node, whose objects the scene graph node makes the
+    planner's graph; the task sent through ExecuteTask by a client node moves the apple onto the
+    dining table in PyBullet, judged there (household/judge.py), not on the planner's word."""
     import argparse
     import io
 
@@ -175,11 +176,15 @@ def test_a_household_task_through_the_graph_on_the_body_is_judged_on_the_physics
                                                 scene="studio_kitchen", body="pybullet", nodes="robot,planner"))
     assert set(options.manipulation["skills"]) == set(HouseholdBody.SKILLS) and "toggle_on" in HouseholdBody.SKILLS
     assert not options.with_robot  # the body is the whole robot
+    # the planner's graph is the scene graph node's, from what the perception node fused
+    assert options.perception_node() is not None and options.scene_graph_node() is not None
+    assert not options.manipulation["publish_scene_graph"]
     task = Task("apple_on_table", "studio_kitchen", "put the apple on the dining table", "(in apple_1 dining_table_1)")
     progress = io.StringIO()
     [episode] = run_body_suite([task], GraphSuiteConfig(timeout=240.0), stream=progress)
     assert episode.success and episode.believed_success, (episode, progress.getvalue())
     assert episode.steps >= 4 and not episode.unmet and "1/1 so far" in progress.getvalue()
+    assert episode.frames >= 12, episode  # at least the look around on arriving, each image fused
 
 
 def test_the_household_body_gives_rviz_its_model_joint_states_pose_and_path(ros_context, client) -> None:
@@ -196,7 +201,7 @@ def test_the_household_body_gives_rviz_its_model_joint_states_pose_and_path(ros_
     from conceptagent_ros.ros.bringup import GraphOptions, body_options, bring_up
     from conceptagent_ros.world.robot_description import ARM_JOINTS, TORSO_JOINT
 
-    graph = bring_up(GraphOptions(with_robot=False, with_planner=False, manipulation=body_options("studio_kitchen")),
+    graph = bring_up(GraphOptions(with_robot=False, with_planner=False, manipulation=body_options("studio_kitchen", "body")),
                      context=ros_context)
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     got: dict[str, list] = {"description": [], "joints": [], "pose": [], "path": []}
@@ -258,3 +263,44 @@ def test_the_base_transform_goes_out_as_tf2_ros_sends_it_and_is_skipped_without_
         bare = BaseTransform(None, "base_footprint")
         assert not bare.available
         bare.send(base_pose_msg(0.0, 0.0, 0.0, "map", Time()))  # no broadcaster: nothing happens
+
+
+def test_the_household_params_file_brings_up_the_body_seeing_through_perception(ros_context) -> None:
+    """config/ros/household_pybullet.yaml (household_body.launch.py's): every key is a parameter its
+    node declares, and the graph it makes sees through the perception node -- the body's first look
+    around is fused there, and the scene graph node's graph has the counter's apple where PyBullet
+    has it, measured near to the nearest point of what the base stands by."""
+    import yaml
+    from ros_helpers import wait_until
+
+    from conceptagent_ros.household.body import HouseholdBody
+    from conceptagent_ros.paths import config_dir
+    from conceptagent_ros.ros.bringup import GraphOptions, bring_up
+
+    params = yaml.safe_load((config_dir() / "ros" / "household_pybullet.yaml").read_text())
+    body, perception, scene_graph, planner = (params[f"/conceptagent/{n}"]["ros__parameters"]
+                                              for n in ("manipulation", "perception", "scene_graph", "planner"))
+    assert tuple(body["skills"]) == HouseholdBody.SKILLS
+    perception = dict(perception, config=str(config_dir() / "perception_simulated.yaml"))  # as the launch passes it
+    scene_graph = dict(scene_graph, map=body["scene"])
+    graph = bring_up(GraphOptions(with_robot=False, manipulation=body, perception=perception, scene_graph=scene_graph,
+                                  planner=planner), context=ros_context)
+    try:
+        for name, values in (("manipulation", body), ("perception", perception), ("scene_graph", scene_graph),
+                             ("planner", planner)):  # no key of the file is a typo
+            assert all(graph.nodes[name].has_parameter(k) for k in values), (name, values)
+        node = graph.nodes["manipulation"]
+        wait_until(lambda: node.looked, 120.0, "the first look around through perception")
+        assert node.camera.frames >= 12 and node.camera.unfused == 0
+        built = graph.nodes["scene_graph"]
+        wait_until(lambda: built.perceived is not None and any(o.id == "apple_1" for o in built.perceived.objects), 10.0,
+                   "the apple in the perceived graph")
+        seen = next(o for o in built.perceived.objects if o.id == "apple_1")
+        truth = node.body.positions()["apple_1"].center
+        assert abs(seen.pose.position.x - truth[0]) < 0.05 and abs(seen.pose.position.y - truth[1]) < 0.05
+        # the planner's graph measures reach to the point of the apple's box nearest the base
+        apple = next(o for o in built.graph_msg().objects if o.id == "apple_1")
+        assert abs(apple.pose.position.x - seen.pose.position.x) <= seen.size.x / 2 + 1e-6
+        assert abs(apple.pose.position.y - seen.pose.position.y) <= seen.size.y / 2 + 1e-6
+    finally:
+        graph.shutdown()

@@ -274,3 +274,70 @@ def test_navigation_goes_to_the_object_a_fused_away_id_joined():
     assert not isinstance(goal, str) and not isinstance(direct, str)
     assert (goal.pose.position.x, goal.pose.position.y) == (direct.pose.position.x, direct.pose.position.y)
 
+
+
+def test_nearest_in_footprint_clamps_in_the_box_own_axes():
+    from conceptagent_ros.scene.geometry import nearest_in_footprint
+
+    # a counter 2 m along x, 0.6 m deep: from beyond its east end, its east edge's middle
+    assert nearest_in_footprint((0.0, 0.0), (2.0, 0.6), 0.0, (3.0, 0.0)) == pytest.approx((1.0, 0.0))
+    # the same counter turned a quarter: its length runs along y now
+    assert nearest_in_footprint((0.0, 0.0), (2.0, 0.6), 1.5707963, (3.0, 0.0)) == pytest.approx((0.3, 0.0), abs=1e-6)
+    assert nearest_in_footprint((0.0, 0.0), (2.0, 0.6), 1.5707963, (0.1, 3.0)) == pytest.approx((0.1, 1.0), abs=1e-6)
+    # from inside it, where one stands
+    assert nearest_in_footprint((0.0, 0.0), (2.0, 0.6), 0.4, (0.2, 0.1)) == pytest.approx((0.2, 0.1))
+
+
+def test_with_reach_to_edge_a_long_counter_is_near_from_its_end(ros_context):
+    """The physical body measures reach to the nearest point of a thing; the scene graph node can
+    too (reach_to edge), or a base standing at one end of a 2.4 m counter would never be near it."""
+    from rclpy.parameter import Parameter
+
+    from conceptagent_ros.msg import SceneGraph
+    from conceptagent_ros.msg import SceneObject as SceneObjectMsg
+    from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
+
+    msg = SceneGraph()
+    counter = SceneObjectMsg(id="countertop_1", label="countertop", affordances=["receptacle"])
+    counter.pose.position.x, counter.pose.position.y, counter.pose.position.z, counter.pose.orientation.w = 2.0, 4.0, 0.45, 1.0
+    counter.size.x, counter.size.y, counter.size.z = 2.4, 0.6, 0.9
+    msg.objects.append(counter)
+    near = {}
+    for reach_to in ("centre", "edge"):
+        node = SceneGraphNode(namespace=f"reach_{reach_to}", context=ros_context,
+                              parameter_overrides=[Parameter("reach_to", value=reach_to), Parameter("reach", value=1.0)])
+        try:
+            node.perceived, node.position = msg, (3.5, 3.3, 0.0)  # 0.3 m past its east end, 0.4 m before its front
+            observation = node._observation()
+            objects = {o.id: o for o in observation.objects}
+            state = derive_symbolic_state({}, objects, observation.robot, set())
+            near[reach_to] = ("near", "countertop_1") in state.atoms
+        finally:
+            node.destroy_node()
+    assert near == {"centre": False, "edge": True}
+    with pytest.raises(Exception, match="reach_to"):
+        SceneGraphNode(namespace="reach_bad", context=ros_context, parameter_overrides=[Parameter("reach_to", value="middle")])
+
+
+def test_the_belief_records_skills_and_measures_reach_as_configured():
+    """RobotBelief (the scene graph node's work, in core): a skill's effects are folded in over
+    what perception shows; reach to a 2.4 m table is measured to its middle or to its nearest edge."""
+    from conceptagent_ros.scene.robot_memory import Perceived, RobotBelief
+
+    table = Perceived(SceneObject("table_1", "table", "", (2.0, 1.5, 0.4), frozenset({"receptacle"})), (2.4, 0.8))
+    apple = Perceived(SceneObject("apple_1", "apple", "", (3.0, 1.5, 0.8), frozenset({"pickupable"}), parent="table_1"),
+                      (0.08, 0.08))
+    at_the_end = (3.6, 1.0, 0.0)  # 0.4 m past the table's east end: 1.6 m from its middle
+    words = {"apple", "table"}
+    for reach_to, near in (("centre", False), ("edge", True)):
+        belief = RobotBelief(ROOMS, reach=1.0, reach_to=reach_to)
+        observation = belief.observation([table, apple], at_the_end)
+        atoms = derive_symbolic_state(ROOMS, {o.id: o for o in observation.objects}, observation.robot, set()).atoms
+        assert (("near", "table_1") in atoms) is near and ("near", "apple_1") in atoms
+    assert belief.record(SkillCall.parse("pick(apple_1)"), [table, apple], at_the_end, words) == ["apple_1"]
+    observation = belief.observation([table, apple], at_the_end)  # perception has not caught up: no twin
+    assert observation.robot.holding == "apple_1" and [o.id for o in observation.objects].count("apple_1") == 1
+    belief.clear()
+    assert belief.memory.holding is None and belief.observation([table], at_the_end).robot.holding is None
+    with pytest.raises(ValueError, match="reach_to"):
+        RobotBelief(ROOMS, reach_to="middle")

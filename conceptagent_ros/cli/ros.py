@@ -18,6 +18,9 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.terminal import step_lines
 
 SHUTDOWN_SECONDS = 5.0
+# seconds the planner waits for a scene graph with the body seeing through perception: the body's
+# first look around (12 images, each fused before the next) comes before the first graph
+FIRST_LOOK_S = 60.0
 
 
 def _needs_ros() -> None:
@@ -54,6 +57,10 @@ def add_parsers(sub: Any) -> None:
                     help="the robot: standin (the embedded world, default) or pybullet (a body in PyBullet: in a "
                          "household scene conceptagent_mm in the exported world, at --scene tabletop the Franka "
                          "Panda; the manipulation node serves every skill and publishes what its cameras see)")
+    up.add_argument("--body-perception", choices=("camera", "body"), default="camera",
+                    help="--body pybullet in a household: camera (default) sends the mast camera's images to the "
+                         "perception node and the scene graph node builds the planner's graph, as on a robot; body: "
+                         "the body publishes its own view as the scene graph")
     up.add_argument("--nodes", default="robot,planner",
                     help="which nodes this process runs: robot, planner or robot,planner (one process per node "
                          "is how ros2 launch runs them)")
@@ -107,8 +114,12 @@ def add_parsers(sub: Any) -> None:
     suite.add_argument("--llm", default="offline")
     suite.add_argument("--timeout", type=float, default=300.0, help="seconds per task")
     suite.add_argument("--body", choices=["standin", "pybullet"], default="standin",
-                       help="pybullet: conceptagent_mm in each task's exported world is the robot (a graph per task, "
-                            "its own camera; --perception and --detector do not apply), judged on PyBullet's state")
+                       help="pybullet: conceptagent_mm in each task's exported world is the robot (a graph per task; "
+                            "its mast camera's images go to the perception node, oracle detector), judged on "
+                            "PyBullet's state")
+    suite.add_argument("--body-perception", choices=("camera", "body"), default="camera",
+                       help="--body pybullet: camera (default): through the perception and scene graph nodes; body: "
+                            "the body's own view as the scene graph")
     suite.add_argument("--out", help="write ros_suite_<suite>_<perception or pybullet>.md and .csv here")
     suite.set_defaults(func=cmd_suite)
 
@@ -165,7 +176,9 @@ def _graph_options(args: argparse.Namespace) -> Any:
     if getattr(args, "body", "standin") == "pybullet" and "robot" in nodes:
         from conceptagent_ros.ros.bringup import body_options
 
-        manipulation = body_options(robot.get("scene", "tabletop"))
+        manipulation = body_options(robot.get("scene", "tabletop"), getattr(args, "body_perception", "camera"))
+        if manipulation.get("perception") == "camera":  # its first look around goes through perception first
+            planner.setdefault("graph_timeout", FIRST_LOOK_S)
         if robot.keys() - {"scene"}:
             raise ConceptAgentError("--body pybullet: --skill-duration and --failure-rate are the stand-in's; "
                                     "the arm takes the time physics takes and fails as physics has it")
@@ -339,7 +352,8 @@ def cmd_suite(args: argparse.Namespace) -> int:
     if getattr(args, "body", "standin") == "pybullet":
         from conceptagent_ros.ros.bench.body_suite import SEEING, run_body_suite
 
-        episodes, body = run_body_suite(tasks, config), SEEING
+        episodes = run_body_suite(tasks, config, perception=args.body_perception)
+        body = SEEING[args.body_perception]
     else:
         episodes = run_graph_suite(tasks, config)
     name = Path(args.tasks).stem if args.tasks else args.suite

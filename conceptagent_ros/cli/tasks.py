@@ -36,7 +36,9 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--trace", help="write a JSONL trace of every step to this file")
     run.add_argument("--perception", choices=("truth", "camera"), default="truth",
                      help="truth: the world says what is in view; camera: synthetic RGB-D frames fused into a 3D "
-                          "object map (needs open3d: pip install '.[perception]')")
+                          "object map (needs open3d: pip install '.[perception]'). With --body pybullet in a household: "
+                          "truth is the body's own view of what its mast camera segments; camera fuses those images "
+                          "in the perception pipeline, as the ROS graph's perception and scene graph nodes do")
     run.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
                      help="symbolic (default): skills change the embedded world's symbols; pybullet: a body in "
                           "PyBullet does them, seeing through its own cameras, and the goal is judged on the physics "
@@ -64,7 +66,8 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--unseen", action="store_true",
                        help="voxposer suite: draw colours, places and distances beyond the paper's seen lists")
     bench.add_argument("--perception", choices=("truth", "camera"), default="truth",
-                       help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map")
+                       help="camera: the agent sees through synthetic RGB-D frames fused into a 3D object map (with "
+                            "--body pybullet in a household: the mast camera's images, as for run)")
     bench.add_argument("--body", choices=("symbolic", "pybullet"), default="symbolic",
                        help="as for run: pybullet has a body in PyBullet do the skills (household suites: "
                             "conceptagent_mm; suite tabletop: the Panda), or the robot's base drive (suite navigation); "

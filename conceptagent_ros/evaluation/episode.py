@@ -33,7 +33,9 @@ class EpisodeSpec:
     # the agent's was translated from the instruction (bench --translate).
     judge_goal: str | None = None
     # "truth": the agent reads what the world shows; "camera": it sees through synthetic RGB-D frames
-    # fused into a 3D object map (sim/perceiving_robot.py)
+    # fused into a 3D object map (sim/perceiving_robot.py). With a household body in PyBullet: "truth"
+    # is the body's own view of what its mast camera segments, "camera" those images fused by the
+    # perception pipeline into the robot's belief (household/perceiving_body.py)
     perception: str = "truth"
     # How the world answers a careless action; None: as the simulated model's profile asks (its
     # `world` section), the world as it is for any other model
@@ -129,13 +131,23 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     robot: RobotInterface = world
     body: Any = None  # a physical body: HouseholdBody or TabletopBody
     if spec.body == "pybullet":
-        if spec.perception != "truth" or spec.failure_rates:
-            raise ValueError("--body pybullet sees through the arm's own cameras and fails only as physics has it: "
-                             "leave out --perception and --failure-rate")
+        if spec.failure_rates:
+            raise ValueError("--body pybullet fails only as physics has it: leave out --failure-rate")
+        if spec.perception not in ("truth", "camera"):
+            raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
         if scene.setting == "household":  # conceptagent_mm in the scene's exported world
             from conceptagent_ros.household.body import HouseholdBody
 
-            robot = body = HouseholdBody(scene, seed=request.seed, gui=spec.gui)
+            # truth: the body's own view of what its camera segments; camera: that camera through the
+            # perception pipeline into the robot's belief, as in the ROS graph (household/perceiving_body.py)
+            camera = spec.perception == "camera"
+            robot = body = HouseholdBody(scene, seed=request.seed, gui=spec.gui, look_first=not camera)
+            if camera:
+                from conceptagent_ros.household.perceiving_body import PerceivingBody
+
+                robot = PerceivingBody(body)
+        elif spec.perception != "truth":
+            raise ValueError("--body pybullet on the tabletop sees through the arm's own cameras: leave out --perception")
         else:
             from conceptagent_ros.physical.tabletop_body import TabletopBody
 

@@ -33,7 +33,7 @@ import functools
 import math
 import sys
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -44,7 +44,7 @@ from scipy.spatial.transform import Rotation
 from conceptagent_ros.household.doors import HingedDoors
 from conceptagent_ros.household.item_clouds import from_frame, mirror_completed, to_frame
 from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm, link_index, mm_orientation
-from conceptagent_ros.household.robot_camera import RobotCamera
+from conceptagent_ros.household.robot_camera import CameraImage, RobotCamera, perceived_frame
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
 from conceptagent_ros.manipulation.clouds import fit_plane
 from conceptagent_ros.manipulation.failures import ManipulationError
@@ -57,6 +57,7 @@ from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
 from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
+from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.verifier import PreconditionVerifier
@@ -106,6 +107,11 @@ HIGH_TOP = 1.0
 SHOULDER_OVER_HIGH_TOP = 0.04
 
 
+@dataclass(frozen=True)
+class Placed:
+    center: tuple[float, float, float]
+
+
 @dataclass
 class Seen:
     """A thing as the camera last saw it: its points' box (a fixed thing's grows over views)."""
@@ -129,7 +135,9 @@ class HouseholdBody:
     SKILLS = tuple(s.name for s in load_skill_library() if s.name != "done")
 
     def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, log: TextIO | None = None,
-                 home: House | None = None):
+                 home: House | None = None, look_first: bool = True):
+        """`look_first`: look around once built (False: the caller does, once a frame_sink is set, so
+        that the first look goes to a perception node, and is the only one: a run repeats exactly)."""
         import pybullet as p
 
         self.scene = scene
@@ -153,6 +161,9 @@ class HouseholdBody:
         self.camera = RobotCamera(p, self.client, self.robot)
         self.costmap = costmap(self.home.grid, FOOTPRINT_RADIUS + 0.05)
         self.names = {body: name for name, body in self.base.bodies.items()}
+        self.instance_names = tuple(sorted(scene.objects))  # what a frame's instance ids index
+        # where every image the camera takes goes too, as a frame (a ROS node's camera topics); None: nowhere
+        self.frame_sink: Callable[[Frame], None] | None = None
         self.kinds = {oid: model_kind(o).kind for oid, o in scene.objects.items()}
         self.spec_at_origin = load_robot_spec("conceptagent_mm")
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
@@ -173,7 +184,8 @@ class HouseholdBody:
         self.laws = PreconditionVerifier(domain, skills)
         self.effects = EffectModel(domain)
         self.arm.step(60)  # things dropped into the world come to rest
-        self.look_around()
+        if look_first:
+            self.look_around()
 
     # -- where the arm is ------------------------------------------------------------------------
     def _spec_here(self) -> RobotSpec:
@@ -302,20 +314,51 @@ class HouseholdBody:
         return out
 
     def _view_now(self) -> Clouds:
-        """Per scene id, the points one image shows of it (as seen: not completed)."""
+        """Per scene id, the points one image shows of it (as seen: not completed); the image goes to
+        `frame_sink` too, where one is set (a perception node's camera topics), what the hand holds or
+        is picking up left unnamed there: the gripper says what it holds, not the camera (seen in the
+        rising hand, the thing would stay in perception's map where the lift left it)."""
         image = self.camera.capture()
+        owners = self._owners(image)
+        if self.frame_sink is not None:
+            in_hand = {self.held.object_id if self.held is not None else None, self._picking} - {None}
+            hidden = np.isin(owners, [self.instance_names.index(name) for name in in_hand])
+            shown = np.where(hidden, -1, owners)
+            self.frame_sink(perceived_frame(image, self.camera.intrinsics(), shown, self.instance_names))
         out: Clouds = {}
-        for name, points in self.camera.clouds(image, self.names).items():
-            if name not in self.scene.objects or len(points) < 10:
+        for index in np.unique(owners[owners >= 0]):
+            points = image.points[owners == index]
+            if len(points) >= 10:
+                out[self.instance_names[index]] = points
+        return out
+
+    def _owners(self, image: CameraImage) -> np.ndarray:
+        """Per pixel, the index into instance_names of the scene's thing it shows (-1: none, the robot
+        itself, or nothing seen). A door's pixels count as its piece's only within the map's footprint
+        of the piece: a swung door is not the fridge's extent (navigate_to would stand off from a
+        fridge 1.4 m deep)."""
+        owners = np.full(image.bodies.shape, -1, dtype=np.int32)
+        valid = np.isfinite(image.points).all(axis=-1)
+        for body in np.unique(image.bodies[valid]):
+            name = self.names.get(int(body))
+            if name is None or int(body) == self.robot or name not in self.scene.objects:
                 continue
+            mask = (image.bodies == body) & valid
             if self.kinds.get(name) == "door":
-                # the carcass's points and the door's within the map's footprint of the piece: a swung
-                # door is not the fridge's extent (navigate_to would stand off from a fridge 1.4 m deep)
-                links = image.links[(image.bodies == self.base.bodies[name]) & np.isfinite(image.points).all(axis=-1)]
-                points = points[(links == -1) | self.home.boxes[name].footprint_contains_all(points, DOOR_SHUT_WITHIN)]
-                if len(points) < 10:
-                    continue
-            out[name] = points
+                shut = self.home.boxes[name].footprint_contains_all(image.points[mask], DOOR_SHUT_WITHIN)
+                mask[mask] = (image.links[mask] == -1) | shut
+            owners[mask] = self.instance_names.index(name)
+        return owners
+
+    def positions(self) -> dict[str, Placed]:
+        """Where each of the scene's things stands now, by PyBullet (its base link's box middle): what
+        a perceived id is resolved by (sim/perceived_ids.py)."""
+        out: dict[str, Placed] = {}
+        for name, body in self.base.bodies.items():
+            if name not in self.scene.objects:
+                continue
+            lo, hi = self.p.getAABB(body, -1, physicsClientId=self.client)
+            out[name] = Placed(tuple(float((a + b) / 2) for a, b in zip(lo, hi)))  # type: ignore[arg-type]
         return out
 
     def arm_hand_frame(self) -> tuple[np.ndarray, np.ndarray]:

@@ -70,6 +70,9 @@ class HingedDoors:
             # fridge in a corner), and its inside faces the way it must move: it is pulled shut by
             # its free edge, the hand pointing along the door at the hinge, which this arm does not
             # reach from any spot clear of the door's swing (tried: beside the swing and past its edge).
+            # Its outer face, which a push shuts it by, faces the hinge's side: in the three houses
+            # each fridge's hinge is at a wall, so no base stands there, and at 90 degrees open a
+            # finger does not fit between the door and the wall (2 cm).
             raise SkillRefused(f"closing {target}'s hinged door is not built for this arm yet (it opens it)")
         body = self.body
         skills.phase(f"looking at {target}'s door", 0.05)

@@ -3,7 +3,8 @@ that tilts: pitched down at the workspace at 0, up to see the tops of shelves; 1
 its Gazebo sensor says), rendered where the link is now,
 with the simulator's segmentation masks naming the model each pixel shows. What comes out is what
 a depth camera gives: per pixel a world point back-projected from depth, and per seen model the
-points its mask covers (segmentation from the simulator, geometry from depth)."""
+points its mask covers (segmentation from the simulator, geometry from depth); and, for a perception
+node, each image as the RGB-D frame a camera driver publishes (`perceived_frame`)."""
 from __future__ import annotations
 
 import math
@@ -14,6 +15,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.household.mobile_arm import link_index
+from conceptagent_ros.perception.frames import Frame, Intrinsics
 
 HORIZONTAL_FOV = 1.05  # radians, the description's gz camera
 TILT_FORCE = 5.0  # newton-metres, the description's effort limit
@@ -27,6 +29,7 @@ class CameraImage:
     bodies: np.ndarray  # (H, W) PyBullet body id per pixel, -1 for none
     links: np.ndarray  # (H, W) link index per pixel (-1: the base link)
     depth: np.ndarray  # (H, W) metres along the optical axis
+    world_T_optical: np.ndarray  # 4 x 4: where the lens was, optical frame (x right, y down, z forward)
 
 
 class RobotCamera:
@@ -46,6 +49,10 @@ class RobotCamera:
         p.resetJointState(self.robot, self.link, angle, physicsClientId=self.client)
         p.setJointMotorControl2(self.robot, self.link, p.POSITION_CONTROL, angle, force=TILT_FORCE,
                                 physicsClientId=self.client)
+
+    def intrinsics(self) -> Intrinsics:
+        """The pinhole PyBullet's projection is (square pixels, centred)."""
+        return Intrinsics.from_fov(self.width, self.height, math.degrees(HORIZONTAL_FOV))
 
     def pose(self) -> tuple[np.ndarray, np.ndarray]:
         """camera_link's position and rotation matrix (x forward, z up) in the world."""
@@ -76,15 +83,17 @@ class RobotCamera:
         world[buffer >= 1.0 - 1e-7] = np.nan
         bodies = np.where(seg >= 0, seg & ((1 << 24) - 1), -1)
         links = np.where(seg >= 0, (seg >> 24) - 1, -2)
-        return CameraImage(rgba[..., :3], world, bodies, links, depth)
+        optical = np.eye(4)
+        # camera_link looks along x with z up; the optical frame looks along z with y down
+        optical[:3, 0], optical[:3, 1], optical[:3, 2], optical[:3, 3] = -rotation[:, 1], -rotation[:, 2], forward, eye
+        return CameraImage(rgba[..., :3], world, bodies, links, depth, optical)
 
-    def clouds(self, image: CameraImage, names: dict[int, str]) -> dict[str, np.ndarray]:
-        """Per named body the camera sees (the robot itself left out), the points its pixels cover."""
-        out: dict[str, np.ndarray] = {}
-        valid = np.isfinite(image.points).all(axis=-1)
-        for body in np.unique(image.bodies[valid]):
-            name = names.get(int(body))
-            if name is None or int(body) == self.robot:
-                continue
-            out[name] = image.points[(image.bodies == body) & valid]
-        return out
+
+def perceived_frame(image: CameraImage, intrinsics: Intrinsics, instances: np.ndarray,
+                    names: tuple[str, ...]) -> Frame:
+    """The image as a camera driver and a simulator's segmentation camera give it to a perception
+    node: colour, depth in metres along the optical axis (NaN where nothing was hit), the lens's pose,
+    and per pixel the index into `names` of the thing it shows (-1 for none). Unstamped."""
+    depth = np.where(np.isfinite(image.points).all(axis=-1), image.depth, np.nan).astype(np.float32)
+    return Frame(np.ascontiguousarray(image.rgb), depth, intrinsics, image.world_T_optical,
+                 instance_ids=instances.astype(np.int32), instance_names=names)

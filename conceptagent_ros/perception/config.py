@@ -29,6 +29,9 @@ class DetectorSpec(_Strict):
     # yolo_world: the CLIP whose text embeddings name the classes (the one YOLO-World was trained with)
     text_model: str = "openai/clip-vit-base-patch32"
     threshold: Probability = 0.15
+    # kind: oracle -- the fewest pixels a thing's mask has to be detected (a 320 x 240 camera shows a
+    # bunch of keys across a room in about 15)
+    min_pixels: Annotated[int, Field(ge=1)] = 30
     # kind: plugin -- your own detector: "package.module:ClassName", built with plugin_args; it has
     # detect(frame, vocabulary) -> list[Detection] (perception/detections.py)
     plugin: str = ""

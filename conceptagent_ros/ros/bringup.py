@@ -18,6 +18,7 @@ from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
 from conceptagent_ros.ros.spin import init_context, make_executor
@@ -45,28 +46,48 @@ class GraphOptions:
     # robot of a table-top arm (with_robot False): action_prefix "skills", publish_scene_graph true.
     manipulation: Mapping[str, Any] | None = None
 
+    def body_sees_through_perception(self) -> bool:
+        """The manipulation node's household body sends its camera's images to the perception node."""
+        return self.manipulation is not None and self.manipulation.get("perception") == "camera"
+
     def scene_graph_node(self) -> Mapping[str, Any] | None:
         """The scene graph node's overrides, or None for no node."""
         if self.scene_graph is None and self.with_robot and self.robot.get("perception") == "camera":
             return {"map": self.robot.get("scene", "studio_kitchen")}
+        if self.scene_graph is None and self.body_sees_through_perception():
+            assert self.manipulation is not None
+            # reach as the arm has it: to the nearest point of a thing, from the base
+            return {"map": self.manipulation.get("scene", "studio_kitchen"), "reach_to": "edge"}
         return self.scene_graph
 
+    def perception_node(self) -> Mapping[str, Any] | None:
+        """The perception node's overrides, or None for no node: the body's camera needs one."""
+        if self.perception is None and self.body_sees_through_perception():
+            from conceptagent_ros.paths import config_dir
 
-def body_options(scene: str) -> dict[str, Any]:
+            return {"config": str(config_dir() / "perception_simulated.yaml")}
+        return self.perception
+
+
+def body_options(scene: str, perception: str = "camera") -> dict[str, Any]:
     """The manipulation node's overrides that make a physical body in PyBullet the whole robot
     (`--body pybullet`): conceptagent_mm in a household scene's exported world, serving every skill
-    of the library; the Panda on its table elsewhere, serving the arm's five."""
+    of the library, its camera's images to the perception node (perception camera; GraphOptions then
+    brings up the perception and scene graph nodes) or its own view as scene_graph (perception body);
+    the Panda on its table elsewhere, serving the arm's five, publishing what its cameras see."""
     from conceptagent_ros.scene.loader import load_scene
 
+    if perception not in ("camera", "body"):
+        raise ConceptAgentError(f"the body's perception is camera or body, not {perception!r}")
     if load_scene(scene).setting == "household":
         from conceptagent_ros.household.body import HouseholdBody
 
-        skills = list(HouseholdBody.SKILLS)
-    else:
-        from conceptagent_ros.manipulation.arm_skills import SKILLS
+        return {"scene": scene, "action_prefix": "skills", "skills": list(HouseholdBody.SKILLS), "frame_id": "map",
+                "perception": perception, "publish_scene_graph": perception == "body"}
+    from conceptagent_ros.manipulation.arm_skills import SKILLS
 
-        skills = list(SKILLS)
-    return {"scene": scene, "action_prefix": "skills", "skills": skills, "publish_scene_graph": True, "frame_id": "map"}
+    return {"scene": scene, "action_prefix": "skills", "skills": list(SKILLS), "publish_scene_graph": True,
+            "frame_id": "map"}
 
 
 def overrides(values: Mapping[str, Any]) -> list[Parameter]:
@@ -116,14 +137,14 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
         if options.with_planner:
             nodes["planner"] = PlannerNode(namespace=options.namespace, context=context,
                                            parameter_overrides=overrides(options.planner))
-        if options.perception is not None:
+        perception_overrides = options.perception_node()
+        if perception_overrides is not None:
             from rclpy.lifecycle import TransitionCallbackReturn
 
-            from conceptagent_ros.errors import ConceptAgentError
             from conceptagent_ros.ros.perception_node import PerceptionNode
 
             perception = PerceptionNode(namespace=options.namespace, context=context,
-                                        parameter_overrides=overrides(options.perception))
+                                        parameter_overrides=overrides(perception_overrides))
             nodes["perception"] = perception
             if perception.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                 raise ConceptAgentError("the perception node could not load its models (see its log)")

@@ -8,7 +8,10 @@ serves it. By default it serves
 `manipulation/<skill>`, where robot_skills_node forwards pick / place / open / close. As the whole
 robot of a table-top arm (`conceptagent ros up --body pybullet`, `make manipulation-demo`) it
 serves `skills/<skill>` itself, navigate_to included (the arm reaches its whole table), and
-publishes the scene graph its cameras see.
+publishes the scene graph its cameras see. As the whole robot in a household (`conceptagent ros up
+--scene S --body pybullet`, `make body-demo`) it serves every skill, and with perception camera its
+mast camera's images go to the perception node and the scene graph node builds the planner's graph,
+as on a real robot (ros/body_camera.py).
 
 Feedback: one message per phase (looking, planning, picking, putting down, measuring) and per arm
 motion, with the fraction done. Cancel: the arm stops before its next motion and the goal ends
@@ -17,6 +20,11 @@ carry the manipulation code in error_msg (`pick(duck_1) failed: SLIPPED: ...`) a
 (or PRECONDITION_FAILED, SERVER_UNAVAILABLE for a skill the arm has no executor for).
 
 Actions:     <action_prefix>/<skill> (conceptagent_ros/ExecuteSkill), for each of skills
+Publishes:   with perception camera (household): the camera topics of ros/camera_streams.py (rgb, depth,
+             camera_info, pose, instances, instance_names), every image the body takes, each waited on
+             until perceived_graph says it is fused
+Calls:       with perception camera: record_skill_outcome (conceptagent_ros/RecordSkillOutcome) as each
+             skill ends, before its result
 Publishes:   grasp_markers (visualization_msgs/MarkerArray): the last grasp plan's candidates and
              the grasp taken; with publish_scene_graph: scene_graph (conceptagent_ros/SceneGraph)
              after every skill (stamped after its `finished`) and at publish_rate while idle; with a
@@ -32,7 +40,10 @@ Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tablet
              arm description config/manipulation/<robot>.yaml; skills (string[], [pick, place, open,
              close]); action_prefix (string, manipulation); frame_id (string, world)
              body=pybullet: scene (string, tabletop); seed (int, 0); gui (bool, false);
-             publish_scene_graph (bool, false); publish_rate (double, 1.0 Hz)
+             publish_scene_graph (bool, false); publish_rate (double, 1.0 Hz); in a household scene
+             perception (string, body): body (the body's own view, published as scene_graph with
+             publish_scene_graph) or camera (its images to the perception node, above);
+             frame_timeout (double, 2.0 s): the longest wait for one image to be fused
              body=arm (ros/adapters/arm_body.py): points_service (perception/get_object_points);
              arm.kind (pose_topic | follow_joint_trajectory), arm.ee_pose_topic, arm.ee_target_topic,
              arm.joint_states_topic, arm.fjt_action, arm.base_speed, arm.control_rate, arm.home;
@@ -44,6 +55,7 @@ Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tablet
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped
@@ -94,6 +106,8 @@ class ManipulationNode(Node):
         self._skill = threading.Lock()  # held while a skill runs: a second skill is refused, not queued
         group = ReentrantCallbackGroup()
         self.graph_pub = None
+        self.camera: Any = None  # a household body's camera to the perception node (perception camera)
+        self.looked = True  # its first look around is through (perception camera: once perception is up)
         self.joint_state_pub = None  # a household body's state for rviz (_body_state_publishers)
         self._path_sent: list[tuple[float, float]] = []
         self.body: Any = None
@@ -138,7 +152,12 @@ class ManipulationNode(Node):
         if self.scene.setting == "household":  # conceptagent_mm in the world the scene exports
             from conceptagent_ros.household.body import HouseholdBody
 
-            self.body = HouseholdBody(self.scene, seed=seed, gui=gui)
+            # with perception camera its first look waits for the perception node (_household_perception)
+            mode = self.declare_parameter("perception", "body", ParameterDescriptor(
+                description="body (its own view) or camera (its images to the perception node)")).value
+            if mode not in ("body", "camera"):
+                raise ConceptAgentError(f"manipulation node: perception must be body or camera, not {mode!r}")
+            self.body = HouseholdBody(self.scene, seed=seed, gui=gui, look_first=mode != "camera")
         else:
             from conceptagent_ros.physical.tabletop_body import TabletopBody
 
@@ -147,12 +166,43 @@ class ManipulationNode(Node):
         self._run = self.body.execute
         if self.scene.setting == "household":
             self._body_state_publishers(group)
+            self._household_perception(group)
         if self.get_parameter("publish_scene_graph").value:
             self.graph_pub = self.create_publisher(SceneGraph, "scene_graph",
                                                    QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
             self.create_service(GetSceneGraph, "get_scene_graph", self._get_graph, callback_group=group)
             self.create_timer(1.0 / self.get_parameter("publish_rate").value, self._publish_if_idle,
                               callback_group=group)
+
+    def _household_perception(self, group: Any) -> None:
+        """perception camera: the body's images to the perception node (ros/body_camera.py), and a
+        first look around once the perception and scene graph nodes are there."""
+        d = ParameterDescriptor
+        mode = self.get_parameter("perception").value
+        timeout = self.declare_parameter("frame_timeout", 2.0, d(description="seconds to wait for one image to be "
+                                                                              "fused")).value
+        if mode == "body":
+            return
+        if self.get_parameter("publish_scene_graph").value:
+            self.destroy_body()
+            raise ConceptAgentError("manipulation node: with perception camera the scene graph node publishes "
+                                    "scene_graph; leave publish_scene_graph false")
+        from conceptagent_ros.ros.body_camera import BodyCamera
+
+        self.camera = BodyCamera(self, self.body, group, self.frame, timeout)
+        self.looked = False  # the first look around goes to perception once it is up
+        self._first_look = self.create_timer(0.5, self._look_once_perception_is_up, callback_group=group)
+
+    def _look_once_perception_is_up(self) -> None:
+        if self.looked or not self.camera.ready() or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._first_look.cancel()
+            self.body.look_around()
+            self._publish_body()
+            self.looked = True
+        finally:
+            self._lock.release()
 
     def _body_state_publishers(self, group: Any) -> None:
         """What rviz draws a household body from: its description (latched), its joint states, its
@@ -290,12 +340,21 @@ class ManipulationNode(Node):
             goal_handle.publish_feedback(ExecuteSkill.Feedback(status=f"{call}: {status}", progress=float(last[0])))
 
         try:
-            outcome = self._run(call, SkillWatch(cancel, progress))
+            acted = self.camera.resolve(call) if self.camera is not None else call
+            outcome = replace(self._run(acted, SkillWatch(cancel, progress)), call=call)
+            if acted != call:
+                outcome = replace(outcome, message=f"{outcome.message} (as {acted})")
             plan = self.skills.last_grasp_plan
             if call.skill == "pick" and plan is not None:
                 self.markers_pub.publish(grasp_markers(plan.candidates, self.skills.last_grasp,
                                                        self.get_clock().now().to_msg(), self.frame))
             self._publish_body()
+            if self.camera is not None:
+                # one more image where the skill left the robot, as the planner's observe() takes on
+                # every other path (the body's memory, which it drives and grasps by, sees it too)
+                self.body.clouds()
+                # the scene graph node hears what the skill did before the planner
+                self.camera.record(goal_handle.request.call, outcome.success)
         finally:
             ended.set()
             self._lock.release()

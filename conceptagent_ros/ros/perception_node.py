@@ -123,7 +123,7 @@ class PerceptionNode(LifecycleNode):
             vocabulary = [v for v in self.get_parameter("vocabulary").value if v] or spec.vocabulary
             self.embedder = build_embedder(spec)
             self.oracle = spec.detector.kind == "oracle"
-            detector = self._oracle() if self.oracle else build_detector(spec)
+            detector = self._oracle(spec.detector.min_pixels) if self.oracle else build_detector(spec)
             self.pipeline = FramePipeline(detector, ObjectMap(spec.fusion_config()), build_segmenter(spec),
                                           self.embedder, spec.geometry_config(), [] if self.oracle else vocabulary)
         except (ConceptAgentError, ImportError) as e:
@@ -133,12 +133,12 @@ class PerceptionNode(LifecycleNode):
                                f"{spec.embedder.kind} embedder, {len(vocabulary)} words")
         return TransitionCallbackReturn.SUCCESS
 
-    def _oracle(self) -> Any:
+    def _oracle(self, min_pixels: int) -> Any:
         """A simulator's segmentation camera: instance ids per pixel (instances, 32SC1) and what each
         id is (instance_names, JSON {"index": [id, label]...}), as Gazebo or the stand-in publish them."""
         from conceptagent_ros.perception.detectors.oracle import OracleDetector
 
-        return OracleDetector(lambda name: self.instance_labels.get(name, "object"))
+        return OracleDetector(lambda name: self.instance_labels.get(name, "object"), min_pixels=min_pixels)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         sensor = qos_profile_sensor_data  # best effort, keep last 5...

@@ -40,7 +40,6 @@ single-threaded executor serves it (rclpy's fastest) and still takes cancel requ
 from __future__ import annotations
 
 import functools
-import json
 import math
 import threading
 import time
@@ -55,10 +54,8 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from sensor_msgs.msg import CameraInfo, Image
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
@@ -67,14 +64,14 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
 from conceptagent_ros.ros.adapters.base_transform import BaseTransform
+from conceptagent_ros.ros.camera_streams import CameraStreams, things_of
 from conceptagent_ros.ros.conversions.markers import scene_markers
-from conceptagent_ros.ros.conversions.perception import frame_messages, image_msg
 from conceptagent_ros.ros.conversions.scene import graph_to_msg, pose_msg, scene_object_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.observation import Observation
-from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver, PerceivedThing
+from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver
 from conceptagent_ros.sim.perceiving_robot import EmbeddedCamera
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
@@ -82,53 +79,32 @@ from conceptagent_ros.skills.failure_rates import parse_failure_rates
 from conceptagent_ros.srv import GetSceneGraph, QueryObjects, RecordSkillOutcome
 
 FEEDBACK_PERIOD = 0.05
-POSE_WAIT_S = 5.0  # for the perception node's pose subscription before the first look
 OUTCOME_WAIT_S = 2.0
 
 
-def things_of(graph: SceneGraph) -> list[PerceivedThing]:
-    """What a perceived_graph says of each object, as the id resolver reads it."""
-    things = []
-    for o in graph.objects:
-        p, size = o.pose.position, o.size
-        things.append(PerceivedThing(o.id, o.label, (p.x, p.y, p.z), p.z + size.z / 2, o.parent or None,
-                                     {k: True for k in o.state}))
-    return things
-
-
 class StandInCamera:
-    """The stand-in's RGB-D camera on the node: publishes each frame of a look around, waits until
-    the perception node has fused it, and keeps what perception last said (for the id resolver)."""
+    """The stand-in's RGB-D camera on the node (ros/camera_streams.py): publishes each frame of a
+    look around, waits until the perception node has fused it, and keeps what perception last said
+    (for the id resolver)."""
 
     def __init__(self, node: RobotStandInNode, group: ReentrantCallbackGroup):
         self.node = node
-        reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
-        self.rgb_pub = node.create_publisher(Image, "rgb", reliable)
-        self.depth_pub = node.create_publisher(Image, "depth", reliable)
-        self.info_pub = node.create_publisher(CameraInfo, "camera_info", reliable)
-        self.pose_pub = node.create_publisher(PoseStamped, "pose", 20)
-        # the segmentation camera a simulator has (for the perception node's oracle detector)
-        self.instances_pub = node.create_publisher(Image, "instances", reliable)
-        # what each instance id means: every object of the scene, once, latched (ids index this list
-        # in every frame, so no frame waits for names of its own)
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.names_pub = node.create_publisher(String, "instance_names", latched)
-        node.create_subscription(SceneGraph, "perceived_graph", self.on_perceived, reliable, callback_group=group)
-        self.streams_up_at: float | None = None  # when colour, depth and camera info were all matched
+        self.streams = CameraStreams(node, group, node.frame, self.on_perceived)
         self.start(node.world)
 
     def start(self, world: World) -> None:
         """A fresh camera on a (new) world: nothing perceived yet."""
         self.camera = EmbeddedCamera(world, seed=self.node.get_parameter("seed").value)
-        self.ids = PerceivedIdResolver(world, lambda: self.camera.boxes)
-        self.perceived: SceneGraph | None = None
+        self.ids = PerceivedIdResolver(world.scene, lambda: self.camera.boxes, lambda: world.robot.holding)
         self.instance_index = {oid: i for i, oid in enumerate(sorted(world.scene.objects))}
-        labels = [[oid, world.scene.objects[oid].category] for oid in sorted(world.scene.objects)]
-        self.names_pub.publish(String(data=json.dumps(labels)))
+        self.streams.name_instances([(oid, world.scene.objects[oid].category) for oid in sorted(world.scene.objects)])
 
     def on_perceived(self, msg: SceneGraph) -> None:
-        self.perceived = msg
         self.ids.remember(things_of(msg))
+
+    @property
+    def perceived(self) -> SceneGraph | None:
+        return self.streams.perceived
 
     @property
     def boxes(self) -> dict[str, Any]:
@@ -136,13 +112,7 @@ class StandInCamera:
         return self.camera.boxes
 
     def streams_matched(self) -> bool:
-        """Every stream a frame needs is matched: a frame sent while DDS still discovers one of them
-        is lost, and each lost frame costs frame_timeout (the camera pose too, unless perception takes
-        poses from TF: given up on after a few seconds)."""
-        if any(p.get_subscription_count() == 0 for p in (self.rgb_pub, self.depth_pub, self.info_pub)):
-            return False
-        self.streams_up_at = self.streams_up_at or time.monotonic()
-        return self.pose_pub.get_subscription_count() > 0 or time.monotonic() - self.streams_up_at >= POSE_WAIT_S
+        return self.streams.streams_matched()
 
     def resolve(self, call: SkillCall) -> SkillCall:
         """Perceived ids in `call` as the world's things (where perception saw them)."""
@@ -153,30 +123,15 @@ class StandInCamera:
         """Look around; hand each frame to the perception node and wait until it has fused it (a
         robot turning its head slowly enough for its perception)."""
         node = self.node
-        if self.rgb_pub.get_subscription_count() == 0:
+        if not self.streams.perception_listens():
             node.get_logger().warning("perception=camera but no perception node subscribes to rgb", throttle_duration_sec=10.0)
             return
-        clock = node.get_clock()
-        frames = self.camera.look_around(stamp=lambda: clock.now().nanoseconds * 1e-9)
-        k = self.camera.config.intrinsics()
-        for frame in frames:
-            msgs = frame_messages(frame, k, node.frame)
+        for frame in self.camera.look_around():
             assert frame.instance_ids is not None
             to_global = np.array([self.instance_index[n] for n in frame.instance_names] + [-1], dtype=np.int32)
-            instances = image_msg(to_global[frame.instance_ids], msgs.rgb.header.frame_id)  # -1 (background): the last entry
-            instances.header.stamp = msgs.rgb.header.stamp
-            self.info_pub.publish(msgs.info)
-            self.pose_pub.publish(msgs.pose)
-            self.rgb_pub.publish(msgs.rgb)
-            self.depth_pub.publish(msgs.depth)
-            self.instances_pub.publish(instances)
-            stamp = msgs.rgb.header.stamp
-            sent = (stamp.sec, stamp.nanosec)
+            sent = self.streams.publish(frame, to_global[frame.instance_ids])  # -1 (background): the last entry
             deadline = time.monotonic() + node.get_parameter("frame_timeout").value
-            while time.monotonic() < deadline:
-                seen = self.perceived.header.stamp if self.perceived is not None else None
-                if seen is not None and (seen.sec, seen.nanosec) >= sent:
-                    break
+            while time.monotonic() < deadline and not self.streams.fused(sent):
                 await node.sleep(0.005)
 
 

@@ -18,7 +18,10 @@ Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
              `finished` already knows what it did
              scene_graph/reset (std_srvs/Trigger): forget what the skills did (a new run)
 Parameters:  map (string, ""): a scene YAML or built-in scene whose rooms are the map (objects in it are
-             ignored); "" -- no rooms; reach (double, 1.0 m); pose_source (topic | tf);
+             ignored); "" -- no rooms; reach (double, 1.0 m); reach_to (string, centre): what reach is
+             measured to, from the base -- centre (each thing's box middle, as the embedded world
+             measures) or edge (the nearest point of its footprint, as an arm reaching for some of it
+             does: the physical body's); pose_source (topic | tf);
              pose_topic (robot_pose); pose_type (PoseStamped | Odometry); world_frame (map);
              base_frame (base_link); publish_rate (double, 10 Hz)
 """
@@ -46,10 +49,9 @@ from conceptagent_ros.ros.conversions.scene import (
 )
 from conceptagent_ros.ros.conversions.skills import call_from_msg
 from conceptagent_ros.ros.spin import run_node
-from conceptagent_ros.scene.graph import derive_symbolic_state
 from conceptagent_ros.scene.model import Room
 from conceptagent_ros.scene.observation import Observation
-from conceptagent_ros.scene.robot_memory import SkillMemory, assemble_observation
+from conceptagent_ros.scene.robot_memory import REACH_TO, Perceived, RobotBelief, SkillMemory
 from conceptagent_ros.skills.contract import SkillCall
 from conceptagent_ros.srv import GetSceneGraph, RecordSkillOutcome
 
@@ -65,6 +67,7 @@ class SceneGraphNode(Node):
         self.declare_parameter("map", "", d(description="scene YAML or built-in scene whose rooms are the map"))
         self.declare_parameter("reach", 1.0, d(description="metres the arm reaches from the base",
                                                floating_point_range=[FloatingPointRange(from_value=0.05, to_value=10.0)]))
+        self.declare_parameter("reach_to", "centre", d(description="centre | edge: what reach is measured to"))
         self.declare_parameter("pose_source", "topic", d(description="topic | tf"))
         self.declare_parameter("pose_topic", "robot_pose", d(description="robot pose topic (pose_source topic)"))
         self.declare_parameter("pose_type", "PoseStamped", d(description="PoseStamped | Odometry"))
@@ -72,14 +75,15 @@ class SceneGraphNode(Node):
         self.declare_parameter("base_frame", "base_link", d(description="robot base frame (pose_source tf)"))
         self.declare_parameter("publish_rate", 10.0, d(description="scene_graph rate, Hz",
                                                       floating_point_range=[FloatingPointRange(from_value=0.1, to_value=100.0)]))
-        self.rooms = self._load_rooms(self.get_parameter("map").value)
-        self.memory = SkillMemory()
+        reach_to = self.get_parameter("reach_to").value
+        if reach_to not in REACH_TO:
+            raise ConceptAgentError(f"reach_to must be centre or edge, not {reach_to!r}")
+        self.belief = RobotBelief(self._load_rooms(self.get_parameter("map").value), self.get_parameter("reach").value,
+                                  reach_to)
         self.perceived: SceneGraph | None = None
         self.position: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self.yaw = 0.0
-        self.room = ""
         self._lock = threading.Lock()
-        self._effects: dict[frozenset[str], Any] = {}
         group = ReentrantCallbackGroup()
         reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
         self.graph_pub = self.create_publisher(SceneGraph, "scene_graph", reliable)
@@ -151,17 +155,26 @@ class SceneGraphNode(Node):
             self.perceived = msg
 
     # -- the graph ---------------------------------------------------------------------------------------
+    @property
+    def rooms(self) -> dict[str, Room]:
+        return self.belief.rooms
+
+    @property
+    def memory(self) -> SkillMemory:
+        return self.belief.memory
+
     def _vocabulary(self) -> set[str]:
         perceived = self.perceived
         words = set(perceived.vocabulary) | {o.label for o in perceived.objects} if perceived is not None else set()
-        return {w.replace(" ", "_") for w in words} | {r.category for r in self.rooms.values()}
+        return {w.replace(" ", "_") for w in words} | self.belief.room_words()
+
+    def _perceived_objects(self) -> list[Perceived]:
+        if self.perceived is None:
+            return []
+        return [Perceived(scene_object_from_msg(o), (o.size.x, o.size.y), pose_yaw(o.pose)) for o in self.perceived.objects]
 
     def _observation(self) -> Observation:
-        perceived = [scene_object_from_msg(o) for o in self.perceived.objects] if self.perceived is not None else []
-        observation = assemble_observation(perceived, self.position, self.rooms, self.memory,
-                                           self.get_parameter("reach").value, self.room)
-        self.room = observation.robot.room
-        return observation
+        return self.belief.observation(self._perceived_objects(), self.position)
 
     def graph_msg(self) -> SceneGraph:
         self._pose_from_tf()
@@ -185,19 +198,6 @@ class SceneGraphNode(Node):
         return response
 
     # -- what the skills did -----------------------------------------------------------------------------
-    def _effect_model(self, vocabulary: set[str]) -> Any:
-        key = frozenset(vocabulary)
-        if key not in self._effects:
-            from conceptagent_ros.planning.pddl.domain import cached_domain
-            from conceptagent_ros.planning.pddl.effects import EffectModel
-            from conceptagent_ros.planning.task import TaskMap
-            from conceptagent_ros.scene.symbolic import load_predicates
-            from conceptagent_ros.skills.contract import load_skill_library
-
-            types = TaskMap(self.rooms, key).domain_types()
-            self._effects[key] = EffectModel(cached_domain(load_predicates(), load_skill_library(), types))
-        return self._effects[key]
-
     def _record(self, request: RecordSkillOutcome.Request,
                 response: RecordSkillOutcome.Response) -> RecordSkillOutcome.Response:
         call = call_from_msg(request.call)
@@ -208,10 +208,7 @@ class SceneGraphNode(Node):
             return response
         try:
             with self._lock:
-                observation = self._observation()
-                objects = {o.id: o for o in observation.objects}
-                before = derive_symbolic_state(self.rooms, objects, observation.robot, set(observation.searched))
-                forget = self.memory.record(call, before, self._effect_model(self._vocabulary()).apply, objects)
+                forget = self.belief.record(call, self._perceived_objects(), self.position, self._vocabulary())
         except ConceptAgentError as e:
             response.recorded, response.message = False, f"{call}: {e}"
             return response
@@ -240,8 +237,8 @@ class SceneGraphNode(Node):
             response.success, response.message = False, str(e)
             return response
         with self._lock:
-            self.memory.clear()
-            self.rooms, self.perceived, self.room = rooms, None, ""
+            self.belief.clear(rooms)
+            self.perceived = None
         response.success, response.message = True, f"skill memory cleared; {len(rooms)} rooms"
         return response
 

@@ -53,3 +53,16 @@ def approach_pose(
     clearance = 0.5 * math.hypot(size[0], size[1]) + standoff
     x, y = target[0] + ux * clearance, target[1] + uy * clearance
     return Pose2D(x, y, math.atan2(target[1] - y, target[0] - x))
+
+
+def nearest_in_footprint(centre: tuple[float, float], size: tuple[float, float], yaw: float,
+                         point: tuple[float, float]) -> tuple[float, float]:
+    """The point of a box's footprint (its middle, x and y extent, turned by yaw) nearest `point`:
+    where an arm reaching for some of it measures to (a robot at one end of a long counter is near
+    the counter, though its middle is out of reach)."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy = point[0] - centre[0], point[1] - centre[1]
+    along, across = c * dx + s * dy, -s * dx + c * dy  # in the box's own axes
+    along = min(max(along, -size[0] / 2), size[0] / 2)
+    across = min(max(across, -size[1] / 2), size[1] / 2)
+    return centre[0] + c * along - s * across, centre[1] + s * along + c * across

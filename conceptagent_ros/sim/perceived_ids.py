@@ -1,6 +1,6 @@
-"""Which of the world's things a perceived id means, for the embedded robot with a camera
-(sim/perceiving_robot.py) and the ROS robot stand-in alike: one class, so both paths resolve the
-same way.
+"""Which of the simulator's things a perceived id means, for the embedded robot with a camera
+(sim/perceiving_robot.py), the ROS robot stand-in and the physical household body behind the ROS
+graph (ros/manipulation_node.py) alike: one class, so every path resolves the same way.
 
 Perception names what it fuses (`fridge_2`); a skill call names those ids; the simulator acts on its
 own things. A perceived thing is the one the oracle named, else the nearest thing of its kind to
@@ -14,10 +14,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from conceptagent_ros.sim.household_geometry import Box
-from conceptagent_ros.sim.world import World
+from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.skills.contract import SkillCall
+
+
+class Placed(Protocol):
+    """Where one of the simulator's things is now (household_geometry.Box has it)."""
+
+    @property
+    def center(self) -> tuple[float, float, float]: ...
 
 
 @dataclass(frozen=True)
@@ -34,14 +41,14 @@ class PerceivedThing:
     hint: str | None = None  # the simulator's id, where an oracle gave one
 
 
-def resolve(world: World, boxes: Mapping[str, Box], thing: PerceivedThing | None, name: str) -> str:
-    """The world's thing a perceived object is: the one the oracle named, else the nearest thing
+def resolve(scene: Scene, boxes: Mapping[str, Placed], thing: PerceivedThing | None, name: str) -> str:
+    """The scene's thing a perceived object is: the one the oracle named, else the nearest thing
     of the same kind to its box centre. Rooms and unknown names pass through."""
-    if name in world.scene.rooms or thing is None:
+    if name in scene.rooms or thing is None:
         return name
     if thing.hint:
         return thing.hint
-    same = [o for o in world.scene.objects.values() if o.category == thing.label.replace(" ", "_") and o.id in boxes]
+    same = [o for o in scene.objects.values() if o.category == thing.label.replace(" ", "_") and o.id in boxes]
     if not same:
         return name
     return min(same, key=lambda o: math.dist(boxes[o.id].center, thing.centre)).id
@@ -51,29 +58,30 @@ class PerceivedIdResolver:
     """Resolves skill arguments named by perception to the world's things; remembers every perceived
     id where it was last seen (`remember`), so an id fused away since still means that thing."""
 
-    def __init__(self, world: World, boxes: Callable[[], Mapping[str, Box]]):
-        self.world = world
-        self.boxes = boxes  # where the simulator's things are now (the camera's layout)
+    def __init__(self, scene: Scene, boxes: Callable[[], Mapping[str, Placed]], holding: Callable[[], str | None]):
+        self.scene = scene
+        self.boxes = boxes  # where the simulator's things are now (the camera's layout, PyBullet's poses)
+        self.holding = holding  # what the gripper holds (a scene id)
         self.remembered: dict[str, PerceivedThing] = {}
 
     def remember(self, things: Iterable[PerceivedThing]) -> None:
         self.remembered.update((t.id, t) for t in things)
 
     def thing_of(self, thing: PerceivedThing) -> str:
-        return resolve(self.world, self.boxes(), thing, thing.id)
+        return resolve(self.scene, self.boxes(), thing, thing.id)
 
     def not_held(self, things: Iterable[PerceivedThing]) -> list[PerceivedThing]:
         """What perception shows, less what the gripper holds (the map may still show it where it was)."""
-        held = self.world.robot.holding
+        held = self.holding()
         return [t for t in things if held is None or self.thing_of(t) != held]
 
     def resolve_name(self, name: str, current: Mapping[str, PerceivedThing]) -> str:
         thing = current.get(name)
-        if thing is None and name not in self.world.scene.objects:
+        if thing is None and name not in self.scene.objects:
             thing = self.remembered.get(name)
-        return resolve(self.world, self.boxes(), thing, name)
+        return resolve(self.scene, self.boxes(), thing, name)
 
     def resolve_call(self, call: SkillCall, current: Iterable[PerceivedThing]) -> SkillCall:
-        """`call` with every argument the world's thing it means."""
+        """`call` with every argument the scene's thing it means."""
         by_id = {t.id: t for t in current}
         return SkillCall(call.skill, tuple(self.resolve_name(a, by_id) for a in call.args))

@@ -19,8 +19,8 @@ import numpy as np
 from conceptagent_ros.perception.detections import Detector
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.fusion import ObjectMap
+from conceptagent_ros.perception.map_objects import map_things
 from conceptagent_ros.perception.pipeline import FramePipeline
-from conceptagent_ros.perception.relations3d import spatial_relations
 from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import SceneObject, outermost_holder
 from conceptagent_ros.scene.observation import Observation
@@ -130,7 +130,7 @@ class PerceivingRobot:
         self.pipeline = FramePipeline(self.detector, self.map)
         self.log = PerceptionLog()
         self.frame_hook = frame_hook
-        self.ids = PerceivedIdResolver(world, lambda: self.camera.boxes)
+        self.ids = PerceivedIdResolver(world.scene, lambda: self.camera.boxes, lambda: world.robot.holding)
 
     @property
     def boxes(self) -> dict[str, Box]:
@@ -149,11 +149,7 @@ class PerceivingRobot:
         return frames
 
     def things(self) -> list[PerceivedThing]:
-        parents = {r.subject: r.object for r in spatial_relations({oid: o.box for oid, o in self.map.objects.items()})
-                   if r.relation in ("on", "in")}
-        return [PerceivedThing(o.id, o.label, o.box.center, o.box.z_max, parents.get(o.id), dict(o.state),
-                               o.hint_votes.most_common(1)[0][0] if o.hint_votes else None)
-                for o in self.map.objects.values()]
+        return map_things(self.map)
 
     def observe(self) -> Observation:
         held = self.world.robot.holding

@@ -1,12 +1,15 @@
 """A task suite through the ROS graph on the physical body: `conceptagent ros suite --body pybullet`.
 
 Per task, what `conceptagent ros up --scene S --body pybullet` brings up, on a DDS domain of the
-suite's own: the planner node and the manipulation node with conceptagent_mm in the task's exported
-world as the whole robot (it serves `skills/<skill>` for every skill and publishes the scene graph
-its mast camera sees). The task goes to the planner as an ExecuteTask goal from a client node, as a
-user's tools would send it; the graph is taken down after it, so every task starts from its scene as
-the scene file has it. Success is judged afterwards on PyBullet's state (household/judge.py), with
-the task's goal, not on what the planner believed.
+suite's own: the planner node, the manipulation node with conceptagent_mm in the task's exported
+world as the whole robot (it serves `skills/<skill>` for every skill), and -- perception camera, the
+default -- the perception node fusing the body's mast camera images (oracle detector) and the scene
+graph node building the planner's graph from them, the base's pose and the skills' outcomes, as on
+a real robot; with perception body the manipulation node publishes the body's own view instead.
+The task goes to the planner as an ExecuteTask goal from a client node, as a user's tools would
+send it, once the body's first look around is through; the graph is taken down after it, so every
+task starts from its scene as the scene file has it. Success is judged afterwards on PyBullet's
+state (household/judge.py), with the task's goal, not on what the planner believed.
 """
 from __future__ import annotations
 
@@ -29,8 +32,12 @@ from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.symbolic import load_predicates
 from conceptagent_ros.sim.world import World
 
-SEEING = "conceptagent_mm's own mast camera (the manipulation node's scene graph), in PyBullet"
-FIRST_GRAPH_S = 1.0  # the body's first scene graph reaches the planner (it looked around on start)
+SEEING = {"camera": "the perception node (oracle detector) fusing conceptagent_mm's mast camera in PyBullet, with "
+                     "scene_graph built by the scene graph node from perceived_graph, the base's pose and the skills' "
+                     "outcomes",
+          "body": "conceptagent_mm's own mast camera (the manipulation node's scene graph), in PyBullet"}
+FIRST_LOOK_TIMEOUT_S = 120.0
+FIRST_GRAPH_S = 0.5  # the first scene graph after the first look reaches the planner
 
 
 def judge_on_body(body: Any, task: Task) -> tuple[bool, list[str]]:
@@ -44,7 +51,7 @@ def judge_on_body(body: Any, task: Task) -> tuple[bool, list[str]]:
 
 
 def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: TextIO | None = None,
-                   domain_id: int | None = None) -> list[GraphEpisode]:
+                   domain_id: int | None = None, perception: str = "camera") -> list[GraphEpisode]:
     """Every task on a graph of its own, in order; a progress line per task on `stream`."""
     from conceptagent_ros.ros.domains import reserved_domain
 
@@ -59,12 +66,13 @@ def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Text
     with reserved_domain() as reserved:
         domain = domain_id if domain_id is not None else reserved
         context = init_context(domain)
-        stream.write(f"A graph per task (planner, manipulation node with the body) on ROS_DOMAIN_ID={domain}\n")
+        nodes = "planner, manipulation node with the body" + (", perception, scene graph" if perception == "camera" else "")
+        stream.write(f"A graph per task ({nodes}) on ROS_DOMAIN_ID={domain}\n")
         operator = ClientNode("suite_operator", NAMESPACE, context=context)
         start = time.perf_counter()
         try:
             for i, task in enumerate(tasks, 1):
-                episode = _run_one(context, operator, task, config)
+                episode = _run_one(context, operator, task, config, perception)
                 episodes.append(episode)
                 passed = sum(e.success for e in episodes)
                 elapsed = time.perf_counter() - start
@@ -82,25 +90,39 @@ def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Text
     return episodes
 
 
-def _run_one(context: Any, operator: ClientNode, task: Task, config: GraphSuiteConfig) -> GraphEpisode:
+def _run_one(context: Any, operator: ClientNode, task: Task, config: GraphSuiteConfig, perception: str) -> GraphEpisode:
     options = GraphOptions(namespace=NAMESPACE, planner={"planner": config.planner, "llm": config.llm},
-                           robot={"scene": task.scene}, with_robot=False, manipulation=body_options(task.scene))
+                           robot={"scene": task.scene}, with_robot=False,
+                           manipulation=body_options(task.scene, perception))
     graph = bring_up(options, context=context)
     try:
-        body = graph.nodes["manipulation"].body
+        node: Any = graph.nodes["manipulation"]
+        body = node.body
+        deadline = time.monotonic() + FIRST_LOOK_TIMEOUT_S
+        while not node.looked:
+            if time.monotonic() > deadline:
+                success, unmet = judge_on_body(body, task)
+                return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, 0.0, unmet,
+                                    f"the body's first look did not reach perception within {FIRST_LOOK_TIMEOUT_S:.0f} s")
+            time.sleep(0.05)
         time.sleep(FIRST_GRAPH_S)
+        frames_before = node.camera.frames if node.camera is not None else 0
+
+        def frames() -> int:
+            return node.camera.frames - frames_before if node.camera is not None else 0
+
         try:
             reply = send_task(operator.node, task.instruction, goal=task.goal, planner=config.planner,
                               max_steps=task.max_steps or config.max_steps, timeout=config.timeout)
         except TaskClientError as e:
             success, unmet = judge_on_body(body, task)
-            return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, 0.0, unmet, str(e))
+            return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, 0.0, unmet, str(e), frames())
         success, unmet = judge_on_body(body, task)
         if not reply.accepted or reply.result is None:
             return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, reply.seconds, unmet,
-                                "the planner rejected the task")
+                                "the planner rejected the task", frames())
         result = reply.result
         return GraphEpisode(task.id, task.scene, task.instruction, success, bool(result.success), int(result.steps),
-                            reply.seconds, unmet, "" if success else result.error_msg)
+                            reply.seconds, unmet, "" if success else result.error_msg, frames())
     finally:
         graph.shutdown()

@@ -16,10 +16,9 @@ from conceptagent_ros.msg import SceneGraph, SceneObject, SceneRelation
 from conceptagent_ros.perception.frames import Frame, Intrinsics, rotation_to_quaternion
 from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.perception.map_io import label_colour
-from conceptagent_ros.perception.relations3d import spatial_relations
+from conceptagent_ros.perception.map_objects import map_relations, perceived_objects
 from conceptagent_ros.perception.ros_images import numpy_to_image_fields
 from conceptagent_ros.ros.conversions.scene import aliases_to_msg, pose_msg
-from conceptagent_ros.scene.loader import category_defaults
 
 
 @dataclass
@@ -69,19 +68,16 @@ def _time(seconds: float) -> Time:
 def map_to_graph_msg(object_map: ObjectMap, stamp: Time, frame_id: str, vocabulary: Sequence[str] = ()) -> SceneGraph:
     graph = SceneGraph()
     graph.header.stamp, graph.header.frame_id = stamp, frame_id
-    defaults = category_defaults()
-    relations = spatial_relations({oid: o.box for oid, o in object_map.objects.items()})
-    parents = {r.subject: r.object for r in relations if r.relation in ("on", "in")}
-    for obj in object_map.objects.values():
+    relations = map_relations(object_map)
+    for obj, perceived in zip(object_map.objects.values(), perceived_objects(object_map, relations)):
         box = obj.box
         msg = SceneObject()
         msg.id, msg.label = obj.id, obj.label
         msg.pose = pose_msg(box.center, box.yaw)
         msg.size.x, msg.size.y, msg.size.z = (float(v) for v in box.extent)
-        msg.parent = parents.get(obj.id, "")
-        known = defaults.get(obj.label.replace(" ", "_"), {})
-        msg.affordances = sorted(known.get("affordances") or ())
-        msg.state = sorted(k for k, v in obj.state.items() if v)
+        msg.parent = perceived.obj.parent or ""
+        msg.affordances = sorted(perceived.obj.affordances)
+        msg.state = sorted(k for k, v in perceived.obj.state.items() if v)
         msg.confidence = float(obj.confidence)
         msg.detections = int(obj.detections)
         msg.last_seen = _time(obj.last_seen)
@@ -128,7 +124,7 @@ def map_markers(object_map: ObjectMap, stamp: Time, frame_id: str) -> MarkerArra
         text.text = f"{obj.id} ({obj.confidence:.0%})"
         markers += [cube, text]
     centres = {oid: o.box.center for oid, o in object_map.objects.items()}
-    for rel in spatial_relations({oid: o.box for oid, o in object_map.objects.items()}):
+    for rel in map_relations(object_map):
         if rel.relation in ("on", "in"):
             a, b = centres[rel.subject], centres[rel.object]
             lines.points += [Point(x=a[0], y=a[1], z=a[2]), Point(x=b[0], y=b[1], z=b[2])]
