@@ -157,6 +157,23 @@ def test_the_manipulation_demo_succeeds_across_processes() -> None:
     assert "SUCCESS" in done.stdout and "place(duck_1, tray_1)" in done.stdout
 
 
+def test_the_household_body_demo_brings_up_perception_and_succeeds_across_processes() -> None:
+    """`ros demo --body pybullet` in a household (what make body-demo runs): `ros up` in a child
+    process with the body, the perception and scene graph nodes and the planner; the task sent from
+    this one succeeds."""
+    from conceptagent_ros.ros.domains import reserved_domain
+
+    with reserved_domain() as reserved:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(reserved), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        done = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "ros", "demo",
+                               "put the apple on the dining table", "--scene", "studio_kitchen", "--body", "pybullet",
+                               "--timeout", "240"], env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "SUCCESS" in done.stdout and "place(apple_1, dining_table_1)" in done.stdout
+    [up] = [line for line in done.stdout.splitlines() if line.startswith("ROS graph up")]  # what `ros up` brought up
+    assert all(node in up for node in ("planner", "perception", "conceptagent_mm in PyBullet", "scene graph")), up
+
+
 def test_a_household_task_through_the_graph_on_the_body_is_judged_on_the_physics() -> None:
     """`ros suite --body pybullet` (as `ros up --body pybullet` brings the graph up): conceptagent_mm in
     the exported world serves every skill of the library (navigate_to drives its base) and sends its

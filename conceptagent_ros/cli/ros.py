@@ -206,7 +206,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     example = ("put the apple on the dining table" if household else "put the duck in the tray") \
         if "manipulation" in graph.nodes else "put the apple in the fridge"
     arm = "conceptagent_mm in PyBullet" if household else "PyBullet arm"
-    names = " + ".join({"robot": "robot stand-in", "planner": "planner", "manipulation": arm}[n] for n in graph.nodes)
+    roles = {"robot": "robot stand-in", "manipulation": arm, "scene_graph": "scene graph"}
+    names = " + ".join(roles.get(n, n) for n in graph.nodes)
     print(f"ROS graph up in namespace {ns} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
           f"{names}. Try:\n"
           f"  conceptagent say \"{example}\"\n"
