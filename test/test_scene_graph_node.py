@@ -322,7 +322,8 @@ def test_with_reach_to_edge_a_long_counter_is_near_from_its_end(ros_context):
 def test_the_belief_records_skills_and_measures_reach_as_configured():
     """RobotBelief (the scene graph node's work, in core): a skill's effects are folded in over
     what perception shows; reach to a 2.4 m table is measured to its middle or to its nearest edge."""
-    from conceptagent_ros.scene.robot_memory import Perceived, RobotBelief
+    from conceptagent_ros.planning.robot_belief import RobotBelief
+    from conceptagent_ros.scene.robot_memory import Perceived
 
     table = Perceived(SceneObject("table_1", "table", "", (2.0, 1.5, 0.4), frozenset({"receptacle"})), (2.4, 0.8))
     apple = Perceived(SceneObject("apple_1", "apple", "", (3.0, 1.5, 0.8), frozenset({"pickupable"}), parent="table_1"),

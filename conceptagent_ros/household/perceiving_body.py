@@ -4,7 +4,7 @@ camera` (and `bench`). What the ROS graph does with the perception and scene gra
 takes is fused into an object map (perception/pipeline.py, with the oracle detector on the
 simulator's segmentation, geometry from depth: config/perception_simulated.yaml), and the planner's
 observation is built from that map, the base's pose and what the robot's own skills did
-(scene/robot_memory.RobotBelief, the scene graph node's logic), reach measured to the nearest point
+(planning/robot_belief.RobotBelief, the scene graph node's logic), reach measured to the nearest point
 of each thing.
 
 The body still drives, looks for its grasps and checks its reach with its own view of what it
@@ -17,11 +17,11 @@ from __future__ import annotations
 from conceptagent_ros.household.body import HouseholdBody
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.fusion import ObjectMap
-from conceptagent_ros.perception.map_objects import map_things, perceived_objects
+from conceptagent_ros.perception.map_objects import perceived_objects
 from conceptagent_ros.perception.pipeline import FramePipeline
+from conceptagent_ros.planning.robot_belief import RobotBelief
 from conceptagent_ros.scene.observation import Observation
-from conceptagent_ros.scene.robot_memory import RobotBelief
-from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver
+from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver, map_things
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
 REACH = 1.0  # metres from the base to the nearest point of a thing: the scene graph node's default

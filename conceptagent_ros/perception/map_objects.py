@@ -9,7 +9,6 @@ from conceptagent_ros.perception.relations3d import SpatialRelation, spatial_rel
 from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import SceneObject
 from conceptagent_ros.scene.robot_memory import Perceived
-from conceptagent_ros.sim.perceived_ids import PerceivedThing
 
 
 def map_relations(object_map: ObjectMap) -> list[SpatialRelation]:
@@ -32,12 +31,3 @@ def perceived_objects(object_map: ObjectMap, relations: list[SpatialRelation] | 
                                    state={k: True for k, v in obj.state.items() if v}, parent=parents.get(obj.id))
         out.append(Perceived(scene_object, (float(box.extent[0]), float(box.extent[1])), float(box.yaw)))
     return out
-
-
-def map_things(object_map: ObjectMap) -> list[PerceivedThing]:
-    """What the map says of each object, as the id resolver (sim/perceived_ids.py) reads it: its box
-    middle and top, what it stands on or in, and the simulator's id where an oracle gave one."""
-    parents = {r.subject: r.object for r in map_relations(object_map) if r.relation in ("on", "in")}
-    return [PerceivedThing(o.id, o.label, o.box.center, o.box.z_max, parents.get(o.id), dict(o.state),
-                           o.hint_votes.most_common(1)[0][0] if o.hint_votes else None)
-            for o in object_map.objects.values()]

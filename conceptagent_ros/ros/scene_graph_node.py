@@ -40,6 +40,7 @@ from std_srvs.srv import Trigger
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.planning.robot_belief import REACH_TO, RobotBelief
 from conceptagent_ros.ros.conversions.scene import (
     graph_to_msg,
     pose_position,
@@ -51,7 +52,7 @@ from conceptagent_ros.ros.conversions.skills import call_from_msg
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.model import Room
 from conceptagent_ros.scene.observation import Observation
-from conceptagent_ros.scene.robot_memory import REACH_TO, Perceived, RobotBelief, SkillMemory
+from conceptagent_ros.scene.robot_memory import Perceived, SkillMemory
 from conceptagent_ros.skills.contract import SkillCall
 from conceptagent_ros.srv import GetSceneGraph, RecordSkillOutcome
 

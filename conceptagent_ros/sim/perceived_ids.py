@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from conceptagent_ros.perception.fusion import ObjectMap
+from conceptagent_ros.perception.map_objects import map_relations
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.skills.contract import SkillCall
 
@@ -85,3 +87,12 @@ class PerceivedIdResolver:
         """`call` with every argument the scene's thing it means."""
         by_id = {t.id: t for t in current}
         return SkillCall(call.skill, tuple(self.resolve_name(a, by_id) for a in call.args))
+
+
+def map_things(object_map: ObjectMap) -> list[PerceivedThing]:
+    """What the map says of each object, as the id resolver (sim/perceived_ids.py) reads it: its box
+    middle and top, what it stands on or in, and the simulator's id where an oracle gave one."""
+    parents = {r.subject: r.object for r in map_relations(object_map) if r.relation in ("on", "in")}
+    return [PerceivedThing(o.id, o.label, o.box.center, o.box.z_max, parents.get(o.id), dict(o.state),
+                           o.hint_votes.most_common(1)[0][0] if o.hint_votes else None)
+            for o in object_map.objects.values()]
