@@ -300,7 +300,7 @@ def test_things_have_the_friction_their_world_file_gives_them(kitchen: Household
 def test_the_task_runs_on_the_body_seen_through_the_perception_pipeline(tmp_path) -> None:
     """run --body pybullet --perception camera: every image of the mast camera is fused into the
     perception pipeline's object map, and the planner reads the belief built from it (as through
-    the ROS graph's perception and scene graph nodes); the apple ends in the fridge in PyBullet."""
+    the ROS graph's perception and scene graph nodes); the apple ends on the dining table in PyBullet."""
     from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
     from conceptagent_ros.household.perceiving_body import PerceivingBody
     from conceptagent_ros.planning.task import TaskRequest
@@ -314,8 +314,8 @@ def test_the_task_runs_on_the_body_seen_through_the_perception_pipeline(tmp_path
 
     PerceivingBody._fuse = counted  # type: ignore[method-assign]
     try:
-        result = run_episode(EpisodeSpec(TaskRequest("put the apple in the fridge", task_id="apple_to_fridge"),
-                                         "studio_kitchen", judge_goal="(in apple_1 fridge_1)", body="pybullet",
+        result = run_episode(EpisodeSpec(TaskRequest("put the apple on the dining table", task_id="apple_to_table"),
+                                         "studio_kitchen", judge_goal="(in apple_1 dining_table_1)", body="pybullet",
                                          perception="camera"))
     finally:
         PerceivingBody._fuse = original  # type: ignore[method-assign]

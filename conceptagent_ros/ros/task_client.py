@@ -31,6 +31,9 @@ class TaskReply:
     seconds: float = 0.0
 
 
+DISCOVERY_SETTLE_S = 0.5  # after a planner is first discovered, before the first goal goes to it
+
+
 class TaskSender:
     """An ExecuteTask client kept for many tasks, as an operator's console keeps one: its endpoints are
     discovered once, not again per task (on a lossy link every new endpoint is discovery traffic that
@@ -44,9 +47,15 @@ class TaskSender:
              timeout: float = 600.0) -> TaskReply:
         """Send one task to a planner node spun by someone else's executor; blocks until it ends."""
         client = self.client
+        known = client.server_is_ready()
         if not client.wait_for_server(timeout_sec=server_wait):
             raise TaskClientError(f"no planner serves {client._action_name} (waited {server_wait:.0f} s); "
                                   "start it with `conceptagent ros up` or ros2 launch")
+        if not known:
+            # Seen the server's endpoints is not the server having seen ours: a goal request sent in
+            # between is lost for good (a volatile reader that matches later never gets it). Seen
+            # once under a loaded `make test`: a demo's first goal unanswered for 30 s.
+            time.sleep(DISCOVERY_SETTLE_S)
         steps: list[PlanStep] = []
 
         def feedback(msg) -> None:  # noqa: ANN001 - ExecuteTask feedback message
