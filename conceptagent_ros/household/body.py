@@ -461,6 +461,14 @@ class HouseholdBody:
 
     # -- acting ------------------------------------------------------------------------------------
     def execute(self, call: SkillCall, watch: SkillWatch | None = None) -> SkillOutcome:
+        outcome = self._execute(call, watch)
+        if self.frame_sink is not None:
+            # one more image where the skill left the robot, for the perception it feeds: the planner's
+            # observe() takes one on the body's own view
+            self.clouds()
+        return outcome
+
+    def _execute(self, call: SkillCall, watch: SkillWatch | None) -> SkillOutcome:
         unknown = [a for a in call.args if a not in self.scene.objects and a not in self.scene.rooms]
         if unknown:
             return SkillOutcome(call, False, f"{call}: unknown object {unknown[0]}", "invalid")

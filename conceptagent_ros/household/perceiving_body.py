@@ -64,8 +64,7 @@ class PerceivingBody:
 
     def execute(self, call: SkillCall) -> SkillOutcome:
         acted = self.ids.resolve_call(call, self.ids.not_held(map_things(self.map)))
-        outcome = self.body.execute(acted)
-        self.body.clouds()  # one more image where the skill left the robot, as the ROS graph's body takes
+        outcome = self.body.execute(acted)  # with one more image where it left the robot, fused
         if outcome.success:
             call_here = SkillCall(call.skill, tuple(self.map.aliases.get(a, a) for a in call.args))
             for oid in self.belief.record(call_here, perceived_objects(self.map), self._position(), self.vocabulary):

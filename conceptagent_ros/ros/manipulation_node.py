@@ -349,11 +349,7 @@ class ManipulationNode(Node):
                 self.markers_pub.publish(grasp_markers(plan.candidates, self.skills.last_grasp,
                                                        self.get_clock().now().to_msg(), self.frame))
             self._publish_body()
-            if self.camera is not None:
-                # one more image where the skill left the robot, as the planner's observe() takes on
-                # every other path (the body's memory, which it drives and grasps by, sees it too)
-                self.body.clouds()
-                # the scene graph node hears what the skill did before the planner
+            if self.camera is not None:  # the scene graph node hears what the skill did before the planner
                 self.camera.record(goal_handle.request.call, outcome.success)
         finally:
             ended.set()
