@@ -50,3 +50,17 @@ def ros_context():
             yield context
         finally:
             rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture(autouse=True)
+def _no_executor_died_silently():
+    """A test in which a spin thread died fails, whatever it asserted (ros/spin_threads.py); the
+    record is cleared so that the next test is judged on its own."""
+    yield
+    spin_threads = sys.modules.get("conceptagent_ros.ros.spin_threads")
+    if spin_threads is None:  # nothing of ROS was imported by the tests so far
+        return
+    try:
+        spin_threads.raise_if_dead()
+    finally:
+        spin_threads.forget_dead()

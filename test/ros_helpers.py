@@ -56,3 +56,24 @@ def interrupt(process, timeout: float) -> tuple[str, bool]:
         process.kill()
         out, _ = process.communicate()
         return out or "", False
+
+
+class StandInClientCalls:
+    """The blocking calls of the project's ActionClient (send_goal_reliably, get_result_reliably)
+    for a stand-in client whose `send_goal_async` returns futures it has already answered (or never
+    answers): a stand-in then serves the adapters exactly as it served rclpy's client calls."""
+
+    def send_goal_reliably(self, goal, feedback_callback=None, *, timeout, cancel=None, resend_after=None):
+        from conceptagent_ros.ros.action_client import GoalAnswer
+
+        sent = self.send_goal_async(goal)
+        if not sent.done():
+            return GoalAnswer(None, "timeout")
+        handle = sent.result()
+        return GoalAnswer(handle) if handle.accepted else GoalAnswer(None, "rejected")
+
+    def get_result_reliably(self, handle, *, timeout, cancel=None, gone_after=None, **_):
+        from conceptagent_ros.ros.action_client import ResultAnswer
+
+        result = handle.get_result_async()
+        return ResultAnswer(result.result()) if result.done() else ResultAnswer(None, "timeout")

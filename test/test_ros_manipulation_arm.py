@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from ros_helpers import require_ros, wait_future
+from ros_helpers import StandInClientCalls, require_ros, wait_future
 
 require_ros()
 pytest.importorskip("pybullet")
@@ -36,7 +36,7 @@ class StandInGripperCommand:
             self.command = SimpleNamespace(position=0.0, max_effort=0.0)
 
 
-class SimulatedRobot:
+class SimulatedRobot(StandInClientCalls):
     """The PyBullet tabletop behind standard interfaces, one lock around the physics."""
 
     def __init__(self, context) -> None:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import StandInClientCalls, require_ros
 
 require_ros()
 
@@ -38,7 +38,7 @@ class StandInGripperCommand:
             self.position, self.effort, self.stalled, self.reached_goal = position, effort, stalled, reached_goal
 
 
-class StandInGripperServer:
+class StandInGripperServer(StandInClientCalls):
     """A parallel gripper whose fingers (one joint each, position per finger) stop on a thing
     `thing` metres wide, if there is one."""
 

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from ros_helpers import require_ros, wait_future, wait_until
+from ros_helpers import StandInClientCalls, require_ros, wait_future, wait_until
 
 require_ros()
 pytest.importorskip("pybullet")
@@ -255,7 +255,7 @@ class StandInFollowJointTrajectory:
             self.error_code = error_code
 
 
-class StandInTrajectoryServer:
+class StandInTrajectoryServer(StandInClientCalls):
     """An ActionClient stand-in: runs each goal at once by reporting its final joints as the arm's state."""
 
     def __init__(self):

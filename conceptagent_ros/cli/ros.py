@@ -215,11 +215,15 @@ def cmd_up(args: argparse.Namespace) -> int:
           f"Ctrl-C stops it.", flush=True)
     while not stop.wait(0.2) and graph.alive():
         pass
-    _leave(graph)
+    dead = [t for t in graph.threads if t.error is not None]
+    if dead:  # its traceback is printed already; a supervisor (ros2 launch, systemd) sees the failure
+        print(f"conceptagent ros up: the executor thread {dead[0].name!r} died; shutting the graph down",
+              file=sys.stderr, flush=True)
+    _leave(graph, EXIT_FAILED if dead else EXIT_OK)
     return EXIT_OK  # not reached: _leave ends the process
 
 
-def _leave(graph: Any) -> None:
+def _leave(graph: Any, code: int = EXIT_OK) -> None:
     """Tear the graph down in order, within SHUTDOWN_SECONDS whatever is in flight, then end the
     process at once. The interpreter's own exit would join every non-daemon thread (an executor's
     workers inside a task among them) and run DDS's destructors, either of which can outlast any
@@ -234,7 +238,7 @@ def _leave(graph: Any) -> None:
               flush=True)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(EXIT_OK)
+    os._exit(code)
 
 
 def print_step(step: Any) -> None:

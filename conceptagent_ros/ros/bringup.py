@@ -7,7 +7,6 @@ for pip installs, where launch_ros is not available, and for tests and benchmark
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.planner_node import PlannerNode
 from conceptagent_ros.ros.robot_standin_node import RobotStandInNode
 from conceptagent_ros.ros.spin import init_context, make_executor
+from conceptagent_ros.ros.spin_threads import SpinThread
 
 NAMESPACE = "conceptagent"
 
@@ -99,7 +99,7 @@ class RosGraph:
     context: Context
     executors: list[Executor]
     nodes: dict[str, Node]
-    threads: list[threading.Thread]
+    threads: list[SpinThread]
     owns_context: bool
 
     def alive(self) -> bool:
@@ -175,7 +175,7 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
         # (measured: twice the perception node's time per frame with the scene graph node on 4 threads).
         executor = make_executor(1 if name in ("robot", "scene_graph") else options.threads, context)
         executor.add_node(node)
-        thread = threading.Thread(target=executor.spin, name=f"conceptagent-{name}", daemon=True)
+        thread = SpinThread(executor, f"conceptagent-{name}")
         thread.start()
         executors.append(executor)
         threads.append(thread)

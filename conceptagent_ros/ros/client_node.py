@@ -5,14 +5,13 @@ The caller blocks on futures outside any callback while a SingleThreadedExecutor
 on a daemon thread, so one client never deadlocks on its own replies."""
 from __future__ import annotations
 
-import threading
-
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from conceptagent_ros.ros.spin import init_context
+from conceptagent_ros.ros.spin_threads import SpinThread
 
 
 class ClientNode:
@@ -25,7 +24,7 @@ class ClientNode:
         self.node = Node(name, namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, name=f"{name}-spin", daemon=True)
+        self.thread = SpinThread(self.executor, f"{name}-spin")
         self.thread.start()
 
     def stop_spinning(self) -> None:

@@ -61,7 +61,7 @@ from typing import Any
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Path
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -71,6 +71,7 @@ from visualization_msgs.msg import MarkerArray
 from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.conversions.body import base_path_msg, base_pose_msg, joint_state_msg
 from conceptagent_ros.ros.conversions.manipulation import grasp_markers
 from conceptagent_ros.ros.conversions.scene import graph_to_msg

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -45,6 +45,7 @@ from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.plan_view import plan_view_of
 from conceptagent_ros.planning.task import TaskMap, TaskOutcome, TaskRequest, prepare_task, run_task
 from conceptagent_ros.planning.verifier import PreconditionVerifier
+from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.conversions.markers import plan_markers
 from conceptagent_ros.ros.conversions.plan import status_msg, step_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from action_msgs.msg import GoalStatus
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -45,10 +44,7 @@ from conceptagent_ros.srv import GetSceneGraph
 EXECUTE_SKILL_TYPE = "conceptagent_ros/action/ExecuteSkill"
 ACTION_TYPES: dict[str, Any] = {EXECUTE_SKILL_TYPE: ExecuteSkill}
 CANCEL_GRACE_SECONDS = 0.5  # for the robot to acknowledge a cancel request
-RESULT_RETRY_SECONDS = 0.5
-GOAL_PROBE_SECONDS = 2.0  # how often a running skill's server is asked whether it still knows the goal
 UNLISTED_SERVER_GRACE_SECONDS = 2.0  # a goal still sent to a server the graph does not list
-TERMINAL = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 
 
 class RobotLinkError(ConceptAgentError):
@@ -162,80 +158,38 @@ class RosRobot:
         # short grace; "not running" means it neither showed up nor accepted.
         ready = client.wait_for_server(timeout_sec=self.config.server_wait)
         goal = ExecuteSkill.Goal(call=call_to_msg(call))
-        sent = client.send_goal_async(goal)
         accept_wait = self.config.server_wait if ready else min(self.config.server_wait, UNLISTED_SERVER_GRACE_SECONDS)
-        if not wait_done(sent, accept_wait, self.cancel):
-            # Given up on: should the server accept it after all, cancel it, so no skill runs unwatched.
-            sent.add_done_callback(_cancel_if_accepted)
-            if self.cancel.is_set():
-                return SkillOutcome(call, False, f"{call} canceled before it started", "canceled")
+        # Accepted on the server's answer, or on the goal's status or feedback; a goal the server does
+        # not know after a while is sent again (ros/action_client.py). Given up on, it is canceled.
+        answer = client.send_goal_reliably(goal, timeout=accept_wait, cancel=self.cancel)
+        if answer.why == "canceled":
+            return SkillOutcome(call, False, f"{call} canceled before it started", "canceled")
+        if answer.why == "timeout":
             if not ready:
                 return SkillOutcome(call, False, f"{call} not executed: the skill server {endpoint.action} is not "
                                                  f"running (waited {self.config.server_wait:.1f} s)", "unavailable")
             return SkillOutcome(call, False, f"{call}: {endpoint.action} did not accept the goal in time", "timeout")
-        handle = sent.result()
-        if handle is None or not handle.accepted:
+        if answer.handle is None:
             return SkillOutcome(call, False, f"{call}: {endpoint.action} rejected the goal", "unavailable")
-        result, reason = self._await_result(handle, self.config.skill_timeout)
-        if result is not None:
+        handle = answer.handle
+        # A server that restarted answers a probe that it no longer knows the goal ("lost"), instead of
+        # the planner waiting out the skill timeout for a goal that died with the old one
+        ended = client.get_result_reliably(handle, timeout=self.config.skill_timeout, cancel=self.cancel)
+        if ended.response is not None:
+            result = ended.response.result
             self._fresh_from_ns = max(self._fresh_from_ns, _stamp_ns(result.finished))
             return outcome_from_result(call, result)
-        if reason == "lost":
+        if ended.why == "lost":
             return SkillOutcome(call, False, f"{call}: the skill server {endpoint.action} no longer knows the goal "
                                              "(it restarted while the skill ran); the skill's effect is unknown",
                                 "unavailable")
         # Canceled by the task, or over time: ask the robot to stop the skill, and say which. The
         # skill server finishes the goal on its own; the task does not wait for that.
         wait_done(handle.cancel_goal_async(), CANCEL_GRACE_SECONDS)
-        if reason == "canceled":
+        if ended.why == "canceled":
             return SkillOutcome(call, False, f"{call} canceled while running", "canceled")
         return SkillOutcome(call, False, f"{call} did not finish within {self.config.skill_timeout:.0f} s and was "
                                          "canceled", "timeout")
-
-    def _await_result(self, handle: Any, timeout: float) -> tuple[Any, str]:
-        """(the goal's result, "") or (None, why): "canceled", "timeout", or "lost" when the server
-        no longer knows the goal (its process restarted: a robot driver that crashed and came back).
-
-        A result response can be lost (DDS drops a response sent before the server has matched this
-        client's reader): once the status topic says the goal has ended and no result came, the
-        result is asked for again. While the skill runs, the result is also asked for every
-        GOAL_PROBE_SECONDS: a server that restarted answers at once that the goal is unknown,
-        instead of the planner waiting out the skill timeout for a goal that died with the old one."""
-        future = handle.get_result_async()
-        now = time.monotonic()
-        deadline, next_probe = now + timeout, now + GOAL_PROBE_SECONDS
-        ended_at: float | None = None
-        probe: Any = None
-        while not wait_done(future, RESULT_RETRY_SECONDS, self.cancel):
-            now = time.monotonic()
-            if self.cancel.is_set():
-                return None, "canceled"
-            if now > deadline:
-                return None, "timeout"
-            if probe is not None and probe.done():
-                answer = probe.result()
-                if answer is not None and answer.status == GoalStatus.STATUS_UNKNOWN:
-                    return None, "lost"
-                if answer is not None and answer.status in TERMINAL:
-                    return answer.result, ""
-                probe = None
-            if now >= next_probe:
-                # An unanswered probe went to a server that is gone (a request is not replayed to a
-                # server that appears later): drop it and ask again
-                if probe is not None:
-                    probe.cancel()
-                probe, next_probe = handle.get_result_async(), now + GOAL_PROBE_SECONDS
-            if handle.status in TERMINAL:
-                if ended_at is None:
-                    ended_at = now
-                elif now - ended_at > RESULT_RETRY_SECONDS:
-                    future, ended_at = handle.get_result_async(), None
-        if probe is not None:
-            probe.cancel()
-        answer = future.result()
-        if answer.status == GoalStatus.STATUS_UNKNOWN:
-            return None, "lost"
-        return answer.result, ""
 
     def destroy(self) -> None:
         self._closed.set()
@@ -243,12 +197,6 @@ class RosRobot:
         for client in self.clients.values():
             client.destroy()
         self.node.destroy_node()
-
-
-def _cancel_if_accepted(sent: Any) -> None:
-    handle = sent.result()
-    if handle is not None and handle.accepted:
-        handle.cancel_goal_async()
 
 
 def _stamp_ns(stamp: Any) -> int:

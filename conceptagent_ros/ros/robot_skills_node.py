@@ -22,11 +22,10 @@ Parameters:  scene_graph_topic (string, scene_graph), frame_id (string, map),
 from __future__ import annotations
 
 import threading
-import time
 
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -35,6 +34,7 @@ from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
 from conceptagent_ros.ros.action_client import ActionClient
+from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
 from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position, resolve_alias
 from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
@@ -171,8 +171,11 @@ class RobotSkillsNode(Node):
         return self._end(goal_handle, SkillOutcome(call, False, f"{call} failed: {result.message}", failure))
 
     @staticmethod
-    def _watch_cancel(goal_handle, cancel: threading.Event) -> None:  # noqa: ANN001
+    def _watch_cancel(goal_handle, cancel: threading.Event, finished: threading.Event | None = None) -> None:  # noqa: ANN001
+        """Sets `cancel` when the goal's client asks to cancel it; ends with `finished` (or `cancel`)."""
         while not cancel.wait(POLL_SECONDS):
+            if finished is not None and finished.is_set():
+                return
             if goal_handle.is_cancel_requested:
                 cancel.set()
 
@@ -186,21 +189,37 @@ class RobotSkillsNode(Node):
                 "unavailable"))
         # the manipulation server is sent ids of the current graph (a fused-away id as what it joined)
         forwarded = SkillCallMsg(skill=call.skill, args=[resolve_alias(self._graph, a) for a in call.args])
-        sent = client.send_goal_async(ExecuteSkill.Goal(call=forwarded),
-                                      feedback_callback=lambda m: goal_handle.publish_feedback(m.feedback))
-        handle = self._wait(sent, self.get_parameter("server_wait").value, goal_handle)
-        if handle is None or not handle.accepted:
-            return self._end(goal_handle, SkillOutcome(call, False, f"{call}: {client._action_name} refused the goal",
-                                                       "unavailable"))
-        result_future = handle.get_result_async()
-        response = self._wait(result_future, timeout, goal_handle)
-        if response is None:
+        canceled, finished = threading.Event(), threading.Event()
+        watcher = threading.Thread(target=self._watch_cancel, args=(goal_handle, canceled, finished), daemon=True)
+        watcher.start()
+        try:
+            answer = client.send_goal_reliably(ExecuteSkill.Goal(call=forwarded),
+                                               lambda m: goal_handle.publish_feedback(m.feedback),
+                                               timeout=self.get_parameter("server_wait").value, cancel=canceled)
+            if answer.handle is None:
+                text = (f"{call} canceled before it started" if answer.why == "canceled" else
+                        f"{call}: {client._action_name} refused the goal" if answer.why == "rejected" else
+                        f"{call}: {client._action_name} did not answer the goal in time")
+                return self._end(goal_handle, SkillOutcome(
+                    call, False, text, "canceled" if answer.why == "canceled" else "unavailable"))
+            handle = answer.handle
+            ended = client.get_result_reliably(handle, timeout=timeout, cancel=canceled)
+        finally:
+            finished.set()
+        if ended.response is None:
+            if ended.why == "lost":
+                return self._end(goal_handle, SkillOutcome(
+                    call, False, f"{call}: {client._action_name} no longer knows the goal (it restarted while the "
+                                 "skill ran); the skill's effect is unknown", "unavailable"))
+            # Canceled by our own client, or over time: the manipulation server is asked to stop, and
+            # given a moment to do so
             handle.cancel_goal_async()
-            self._wait(result_future, 1.0, None)
-            canceled = goal_handle.is_cancel_requested
-            text = f"{call} canceled" if canceled else f"{call} did not finish within {timeout:.0f} s and was canceled"
-            return self._end(goal_handle, SkillOutcome(call, False, text, "canceled" if canceled else "timeout"))
-        result = response.result
+            client.get_result_reliably(handle, timeout=1.0)
+            canceled_by_client = goal_handle.is_cancel_requested
+            text = (f"{call} canceled" if canceled_by_client else
+                    f"{call} did not finish within {timeout:.0f} s and was canceled")
+            return self._end(goal_handle, SkillOutcome(call, False, text, "canceled" if canceled_by_client else "timeout"))
+        result = ended.response.result
         self._tell_the_scene_graph(goal_handle.request.call, result.success)
         result.finished = self.get_clock().now().to_msg()
         if result.success:
@@ -210,16 +229,6 @@ class RobotSkillsNode(Node):
         else:
             goal_handle.abort()
         return result
-
-    @staticmethod
-    def _wait(future, timeout: float, goal_handle):  # noqa: ANN001, ANN205
-        """The future's result, or None on timeout or when our own goal is canceled."""
-        deadline = time.monotonic() + timeout
-        while not future.done():
-            if time.monotonic() > deadline or (goal_handle is not None and goal_handle.is_cancel_requested):
-                return None
-            time.sleep(POLL_SECONDS)
-        return future.result()
 
     def destroy_node(self) -> None:
         if self.navigator is not None:

@@ -49,7 +49,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -63,6 +63,7 @@ from conceptagent_ros.action import ExecuteSkill
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
+from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.adapters.base_transform import BaseTransform
 from conceptagent_ros.ros.camera_streams import CameraStreams, things_of
 from conceptagent_ros.ros.conversions.markers import scene_markers

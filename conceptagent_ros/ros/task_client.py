@@ -13,7 +13,6 @@ from conceptagent_ros.action import ExecuteTask
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import PlanStep
 from conceptagent_ros.ros.action_client import ActionClient
-from conceptagent_ros.ros.futures import wait_done
 
 SERVER_GONE_S = 5.0
 
@@ -64,31 +63,27 @@ class TaskSender:
                 on_step(msg.feedback.last_step)
 
         started = time.perf_counter()
-        sent = client.send_goal_async(ExecuteTask.Goal(instruction=instruction, goal=goal, planner=planner,
-                                                       max_steps=max_steps), feedback_callback=feedback)
-        if not wait_done(sent, server_wait):
-            raise TaskClientError("the planner did not answer the goal request in time")
-        handle = sent.result()
-        if not handle.accepted:
+        goal_msg = ExecuteTask.Goal(instruction=instruction, goal=goal, planner=planner, max_steps=max_steps)
+        # Accepted once the planner answers, or once its feedback or status names the goal; a goal
+        # the planner does not know after a while is sent again (ros/action_client.py)
+        answer = client.send_goal_reliably(goal_msg, feedback, timeout=server_wait)
+        if answer.why == "timeout":
+            raise TaskClientError(f"the planner did not answer the goal request in {server_wait:.0f} s")
+        if answer.handle is None:
             return TaskReply(False, None, 0, steps, time.perf_counter() - started)
-        result_future = handle.get_result_async()
-        deadline = time.monotonic() + timeout
-        gone_since: float | None = None
-        while not wait_done(result_future, 0.5):
-            now = time.monotonic()
-            if now > deadline:
-                handle.cancel_goal_async()
-                raise TaskClientError(f"the task did not end within {timeout:.0f} s; it was canceled")
-            # A planner that stopped (Ctrl-C, a crash) never answers: say so instead of waiting out
-            # the timeout. The graph can miss a live server for a moment under load, hence the grace.
-            if client.server_is_ready():
-                gone_since = None
-            elif gone_since is None:
-                gone_since = now
-            elif now - gone_since > SERVER_GONE_S:
-                raise TaskClientError(f"the planner went away while running the task (its {client._action_name} "
-                                      f"server has been gone for {SERVER_GONE_S:.0f} s); the task's outcome is unknown")
-        response = result_future.result()
+        handle = answer.handle
+        ended = client.get_result_reliably(handle, timeout=timeout, gone_after=SERVER_GONE_S)
+        if ended.why == "timeout":
+            handle.cancel_goal_async()
+            raise TaskClientError(f"the task did not end within {timeout:.0f} s; it was canceled")
+        if ended.why == "gone":
+            # A planner that stopped (Ctrl-C, a crash) never answers: say so instead of waiting out the timeout
+            raise TaskClientError(f"the planner went away while running the task (its {client._action_name} "
+                                  f"server has been gone for {SERVER_GONE_S:.0f} s); the task's outcome is unknown")
+        if ended.why == "lost":
+            raise TaskClientError("the planner no longer knows the task (it restarted while running it); "
+                                  "the task's outcome is unknown")
+        response = ended.response
         return TaskReply(True, response.result, response.status, steps, time.perf_counter() - started)
 
     def close(self) -> None:

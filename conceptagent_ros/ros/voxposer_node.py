@@ -31,13 +31,14 @@ from typing import Any
 import numpy as np
 from nav_msgs.msg import Path
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import PointCloud2
 
 from conceptagent_ros.action import SynthesizeTrajectory
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.conversions.voxposer import MAP_BACKGROUND, path_msg, pose_stamped, value_map_cloud
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.voxposer.api import WORKER_RUNNER, SceneSnapshot, VoxelGrid

@@ -32,7 +32,6 @@ from std_msgs.msg import Float64
 
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.ros.conversions.voxposer import boxes_from_graph, pose_stamped
-from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.voxposer.api import SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.box_scene import snapshot_from_boxes
 from conceptagent_ros.voxposer.executor import VoxPoserError
@@ -228,18 +227,16 @@ class JointTrajectoryArm(_RosArm):
         if not self.client.wait_for_server(timeout_sec=self.config.wait_s):
             raise VoxPoserError("controller", "no FollowJointTrajectory server answers: is the arm's "
                                               "joint_trajectory_controller active?")
-        sent = self.client.send_goal_async(goal)
-        handle = sent.result() if wait_done(sent, self.config.wait_s) else None
-        if handle is None or not handle.accepted:
-            raise VoxPoserError("controller", "the joint trajectory controller refused a waypoint")
-        self._goal = handle
-        result = handle.get_result_async()
-        response = result.result() if wait_done(result, duration + self.config.settle_s) else None
+        answer = self.client.send_goal_reliably(goal, timeout=self.config.wait_s)
+        if answer.handle is None:
+            raise VoxPoserError("controller", f"the joint trajectory controller {answer.why_text()} a waypoint")
+        handle = self._goal = answer.handle
+        ended = self.client.get_result_reliably(handle, timeout=duration + self.config.settle_s)
         self._goal = None
-        if response is None:
+        if ended.response is None:
             handle.cancel_goal_async()
             return False
-        return int(getattr(response.result, "error_code", 0)) == 0
+        return int(getattr(ended.response.result, "error_code", 0)) == 0
 
     def stop(self) -> None:
         if self._goal is not None:

@@ -21,7 +21,6 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
-from conceptagent_ros.ros.futures import wait_done
 
 
 class ControllerUnavailable(ConceptAgentError):
@@ -66,17 +65,15 @@ class GripperCommandGripper:
         goal = self.action_type.Goal()
         goal.command.position = float(gap * c.position_per_gap)
         goal.command.max_effort = float(effort)
-        sent = self.client.send_goal_async(goal)
-        handle = sent.result() if wait_done(sent, c.wait_s) else None
-        if handle is None or not handle.accepted:
-            raise ControllerUnavailable(f"the gripper on {c.action} refused the command")
-        result = handle.get_result_async()
-        response = result.result() if wait_done(result, c.motion_s) else None
-        if response is None:
-            handle.cancel_goal_async()
+        answer = self.client.send_goal_reliably(goal, timeout=c.wait_s)
+        if answer.handle is None:
+            raise ControllerUnavailable(f"the gripper on {c.action} {answer.why_text()} the command")
+        ended = self.client.get_result_reliably(answer.handle, timeout=c.motion_s)
+        if ended.response is None:
+            answer.handle.cancel_goal_async()
             raise ControllerUnavailable(f"the gripper on {c.action} did not finish within {c.motion_s:.0f} s")
         # where the fingers stopped: on the thing (stalled), or at the goal
-        self.gap = float(response.result.position) / c.position_per_gap
+        self.gap = float(ended.response.result.position) / c.position_per_gap
         return self.gap
 
     def open(self) -> float:

@@ -120,8 +120,9 @@ def _skill_round_trips(node: Node, count: int) -> list[float]:
     for i in range(count):
         goal = ExecuteSkill.Goal(call=SkillCall(skill="navigate_to", args=[rooms[i % len(rooms)]]))
         started = time.perf_counter()
-        handle = _wait(client.send_goal_async(goal))
-        _wait(handle.get_result_async())
+        answer = client.send_goal_reliably(goal, timeout=10.0)
+        if answer.handle is None or client.get_result_reliably(answer.handle, timeout=10.0).response is None:
+            raise TimeoutError(f"skills/navigate_to: goal {i} {answer.why_text() if answer.handle is None else 'had no result'}")
         times.append(1000 * (time.perf_counter() - started))
     client.destroy()
     return times

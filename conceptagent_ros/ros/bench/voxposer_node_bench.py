@@ -46,14 +46,14 @@ class NodeBench:
                                                   Parameter("sim.seed", value=seed)])
         if not wait_done(setting, 10.0) or not all(r.successful for r in setting.result().results):
             raise ConceptAgentError(f"the node refused sim.template={template} sim.seed={seed}")
-        sent = self.action.send_goal_async(SynthesizeTrajectory.Goal(instruction=instruction))
-        if not wait_done(sent, 10.0) or not sent.result().accepted:
-            raise ConceptAgentError("the node did not accept the goal (busy with another?)")
-        done = sent.result().get_result_async()
-        if not wait_done(done, timeout):
-            sent.result().cancel_goal_async()
-            raise ConceptAgentError(f"'{instruction}' did not end within {timeout:.0f} s; canceled")
-        return done.result().result
+        answer = self.action.send_goal_reliably(SynthesizeTrajectory.Goal(instruction=instruction), timeout=10.0)
+        if answer.handle is None:
+            raise ConceptAgentError(f"the node {answer.why_text()} the goal (busy with another?)")
+        ended = self.action.get_result_reliably(answer.handle, timeout=timeout)
+        if ended.response is None:
+            answer.handle.cancel_goal_async()
+            raise ConceptAgentError(f"'{instruction}' did not end within {timeout:.0f} s ({ended.why}); canceled")
+        return ended.response.result
 
     def close(self) -> None:
         self.action.destroy()
