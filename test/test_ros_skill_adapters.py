@@ -1,9 +1,8 @@
-"""Real-robot skill adapters under real rclpy: navigate_to through a stand-in of
-nav2_simple_commander (same API as BasicNavigator), manipulation forwarded to stand-in
-ExecuteSkill servers over DDS."""
+"""Real-robot skill adapters under real rclpy: navigate_to through stand-ins of Nav2's
+navigate_to_pose client and of nav2_simple_commander's BasicNavigator (which only waits for Nav2 to
+be active), manipulation forwarded to stand-in ExecuteSkill servers over DDS."""
 from __future__ import annotations
 
-import enum
 import math
 import sys
 import threading
@@ -25,73 +24,84 @@ from conceptagent_ros.msg import Room as RoomMsg  # noqa: E402
 from conceptagent_ros.msg import SceneGraph, SceneObject, SkillCall  # noqa: E402
 
 
-class TaskResult(enum.Enum):
-    UNKNOWN = 0
-    SUCCEEDED = 1
-    CANCELED = 2
-    FAILED = 3
-
-
 class FakeNavigator:
-    """BasicNavigator's API as the adapter uses it; finishes after a few polls unless told to hang."""
+    """BasicNavigator as the adapter uses it: only to wait until Nav2 is active."""
 
-    goals: list = []
-    hang = False
+    activated = 0
 
     def __init__(self, node_name="basic_navigator", namespace=""):
-        self.polls = 0
-        self.result = TaskResult.UNKNOWN
-        self.canceled = False
+        pass
 
     def waitUntilNav2Active(self, navigator="bt_navigator", localizer="amcl"):
-        return None
-
-    def goToPose(self, pose, behavior_tree=""):
-        FakeNavigator.goals.append(pose)
-        self.polls, self.canceled = 0, False
-        return True
-
-    def isTaskComplete(self):
-        self.polls += 1
-        if self.canceled:
-            self.result = TaskResult.CANCELED
-            return True
-        if not FakeNavigator.hang and self.polls > 3:
-            self.result = TaskResult.SUCCEEDED
-            return True
-        return False
-
-    def getFeedback(self):
-        return types.SimpleNamespace(distance_remaining=1.0 / self.polls)
-
-    def cancelTask(self):
-        self.canceled = True
-
-    def getResult(self):
-        return self.result
+        FakeNavigator.activated += 1
 
     def destroy_node(self):
         pass
+
+
+class StandInNavigateToPose:
+    """nav2_msgs/action/NavigateToPose's goal field (nav2_msgs is not pip-installable)."""
+
+    class Goal:
+        def __init__(self):
+            self.pose = None
+
+
+class StandInNav2Client:
+    """Nav2's navigate_to_pose as the project's ActionClient serves it: feedback while driving, done
+    after a few ticks unless told to hang; a cancel request ends the goal as canceled."""
+
+    def __init__(self):
+        self.goals, self.hang = [], False
+
+    def send_goal_reliably(self, goal, feedback_callback=None, *, timeout, cancel=None, **_):
+        from conceptagent_ros.ros.action_client import GoalAnswer
+
+        self.goals.append(goal.pose)
+        stop = threading.Event()
+        return GoalAnswer(types.SimpleNamespace(feedback=feedback_callback, stop=stop, cancel_goal_async=stop.set))
+
+    def get_result_reliably(self, handle, *, timeout, cancel=None, **_):
+        from action_msgs.msg import GoalStatus
+
+        from conceptagent_ros.ros.action_client import ResultAnswer
+
+        deadline = time.monotonic() + timeout
+        for tick in range(1, 10_000):
+            if handle.stop.is_set():
+                return ResultAnswer(types.SimpleNamespace(status=GoalStatus.STATUS_CANCELED, result=None))
+            if cancel is not None and cancel.is_set():
+                return ResultAnswer(None, "canceled")
+            if time.monotonic() > deadline:
+                return ResultAnswer(None, "timeout")
+            if not self.hang and tick > 3:
+                return ResultAnswer(types.SimpleNamespace(status=GoalStatus.STATUS_SUCCEEDED,
+                                                          result=types.SimpleNamespace(error_code=0, error_msg="")))
+            handle.feedback(types.SimpleNamespace(feedback=types.SimpleNamespace(distance_remaining=1.0 / tick)))
+            time.sleep(0.05)
+        raise AssertionError("unreachable")
 
 
 @pytest.fixture
 def fake_nav2(monkeypatch):
     package = types.ModuleType("nav2_simple_commander")
     module = types.ModuleType("nav2_simple_commander.robot_navigator")
-    module.BasicNavigator, module.TaskResult = FakeNavigator, TaskResult
+    module.BasicNavigator = FakeNavigator
     package.robot_navigator = module
     monkeypatch.setitem(sys.modules, "nav2_simple_commander", package)
     monkeypatch.setitem(sys.modules, "nav2_simple_commander.robot_navigator", module)
-    FakeNavigator.goals, FakeNavigator.hang = [], False
-    return FakeNavigator
+    FakeNavigator.activated = 0
+    return StandInNav2Client()
 
 
 @pytest.fixture
 def rig(ros_context, fake_nav2):
     """RobotSkillsNode + a test node holding a stand-in pick server, a scene graph publisher and clients."""
+    from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorWorker
     from conceptagent_ros.ros.robot_skills_node import RobotSkillsNode
 
-    skills = RobotSkillsNode(namespace="r", context=ros_context)
+    navigator = NavigatorWorker(client=fake_nav2, goal_type=StandInNavigateToPose.Goal)
+    skills = RobotSkillsNode(namespace="r", context=ros_context, navigator=navigator)
     test = Node("adapter_test", namespace="r", context=ros_context)
     group = ReentrantCallbackGroup()
 
@@ -155,6 +165,7 @@ def test_navigate_to_drives_to_the_approach_pose(rig, fake_nav2):
     assert yaw == pytest.approx(0.0, abs=1e-9)  # facing the fridge
     assert fake_nav2.goals[-1].header.frame_id == "map"
     assert feedback and "m to go" in feedback[0].status
+    assert FakeNavigator.activated == 1  # waited for Nav2's lifecycle nodes before the first goal
 
 
 def test_navigate_to_a_room_and_to_an_unknown_object(rig, fake_nav2):

@@ -1,7 +1,7 @@
 """Skill servers for a real robot: navigation through Nav2, manipulation forwarded to your stack.
 
-navigate_to(target) drives the base, through nav2_simple_commander's BasicNavigator (on its own
-thread: ros/adapters/nav2_navigator.py), to an approach pose computed from the target's box in the
+navigate_to(target) drives the base, through Nav2's navigate_to_pose action (the project's action
+client; ros/adapters/nav2_navigator.py), to an approach pose computed from the target's box in the
 latest scene graph (scene/geometry.py), or to a room's centre. pick / place / open / close (and
 any skill listed in forward_skills) are forwarded, goal, feedback, cancel and result, to the
 manipulation action servers named by parameters, which speak the same ExecuteSkill contract.
@@ -9,7 +9,7 @@ manipulation action servers named by parameters, which speak the same ExecuteSki
 Actions:     skills/navigate_to (conceptagent_ros/ExecuteSkill)   served here, with Nav2
              skills/<skill> (conceptagent_ros/ExecuteSkill)       forwarded, for each of forward_skills
 Subscribes:  scene_graph (conceptagent_ros/SceneGraph)            object boxes and the robot's pose
-Clients:     forward.<skill>.action (conceptagent_ros/ExecuteSkill)
+Clients:     navigate_to_pose (nav2_msgs/NavigateToPose), forward.<skill>.action (conceptagent_ros/ExecuteSkill)
 Parameters:  scene_graph_topic (string, scene_graph), frame_id (string, map),
              navigation.enabled (bool, true), navigation.standoff (double, 0.35 m),
              navigation.wait_active (bool, true): wait for Nav2's lifecycle nodes, navigation.localizer (string, amcl),
@@ -102,7 +102,8 @@ class RobotSkillsNode(Node):
         self.navigator = navigator
         if self.get_parameter("navigation.enabled").value:
             if self.navigator is None:
-                self.navigator = NavigatorWorker(namespace=self.get_namespace().strip("/"),
+                self.navigator = NavigatorWorker(self, namespace=self.get_namespace().strip("/"),
+                                                 callback_group=group,
                                                  wait_active=self.get_parameter("navigation.wait_active").value,
                                                  localizer=self.get_parameter("navigation.localizer").value)
             self.servers.append(self._server("navigate_to", self._navigate, group))

@@ -1,25 +1,28 @@
-"""Nav2 through nav2_simple_commander's BasicNavigator, on a worker thread of its own.
+"""Nav2's NavigateToPose through the project's action client, with nav2_simple_commander only to
+wait until Nav2 is active.
 
-BasicNavigator is a Node that spins itself (rclpy.spin_until_future_complete inside goToPose,
-isTaskComplete, ...). Called from an action server's execute callback it would spin inside the
-executor that owns the server, so it lives on its own thread, and the skill server hands it
-requests through a queue. nav2_simple_commander is not pip-installable: it is imported when the
-worker starts, and tests replace it with a stand-in module that has the same API.
+Goals go to bt_navigator's `navigate_to_pose` action through ros/action_client.ActionClient on the
+skill node's own executor, so a goal response or result lost on a lossy link is recovered as for
+every other action of the project (BasicNavigator.goToPose uses rclpy's plain client, which waits
+forever for a lost reply). BasicNavigator is a Node that spins itself
+(rclpy.spin_until_future_complete inside waitUntilNav2Active), so it runs on a thread of its own
+until Nav2's lifecycle nodes are active, and is then destroyed. nav2_simple_commander and nav2_msgs
+are not pip-installable: they are imported when needed, and tests replace them with stand-ins that
+have the same API and fields.
 """
 from __future__ import annotations
 
-import queue
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import PoseStamped
 
 from conceptagent_ros.errors import ConceptAgentError
 
-POLL_SECONDS = 0.05
+CANCEL_GRACE_S = 2.0  # for Nav2's canceled result
 
 
 class NavigatorUnavailable(ConceptAgentError):
@@ -33,69 +36,48 @@ class NavigationOutcome:
     message: str
 
 
-@dataclass
-class _Request:
-    pose: PoseStamped
-    cancel: threading.Event
-    on_feedback: Callable[[float], None] | None
-    done: threading.Event = field(default_factory=threading.Event)
-    outcome: NavigationOutcome | None = None
-
-
 class NavigatorWorker:
-    """Owns one BasicNavigator on a daemon thread; `navigate` blocks the caller, not an executor."""
+    """Waits for Nav2 on a daemon thread; `navigate` sends one NavigateToPose goal and blocks the
+    caller (an action server's execute callback on a multi-threaded executor), not an executor.
 
-    def __init__(self, node_name: str = "conceptagent_navigator", namespace: str = "", wait_active: bool = True,
-                 localizer: str = "amcl"):
-        self._requests: queue.Queue[_Request | None] = queue.Queue()
+    `node`: the node the NavigateToPose client is made on (spun by someone else's executor);
+    `client` and `goal_type`: a client made already and NavigateToPose.Goal's type (tests pass
+    stand-ins with the same blocking calls and fields)."""
+
+    def __init__(self, node: Any = None, namespace: str = "", wait_active: bool = True, localizer: str = "amcl",
+                 action: str = "navigate_to_pose", callback_group: Any = None, client: Any = None,
+                 goal_type: Any = None, accept_s: float = 10.0, navigate_s: float = 600.0):
         self._ready = threading.Event()
         self._error: str | None = None
-        self._args = (node_name, namespace, wait_active, localizer)
+        self._args = ("conceptagent_navigator", namespace, wait_active, localizer)
+        self.accept_s, self.navigate_s = accept_s, navigate_s
+        self.client, self.goal_type = client, goal_type
+        if client is None and node is not None:
+            try:
+                from nav2_msgs.action import NavigateToPose
+
+                from conceptagent_ros.ros.action_client import ActionClient
+
+                self.client = ActionClient(node, NavigateToPose, action, callback_group=callback_group)
+                self.goal_type = NavigateToPose.Goal
+            except ImportError as e:
+                self._error = f"nav2_msgs is not installed ({e}); install ros-$ROS_DISTRO-nav2-msgs"
         self._thread = threading.Thread(target=self._run, name="nav2-navigator", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         node_name, namespace, wait_active, localizer = self._args
         try:
-            from nav2_simple_commander.robot_navigator import BasicNavigator, TaskResult
+            from nav2_simple_commander.robot_navigator import BasicNavigator
         except ImportError as e:
             self._error = f"nav2_simple_commander is not installed ({e}); install ros-$ROS_DISTRO-nav2-simple-commander"
             self._ready.set()
             return
-        navigator: Any = BasicNavigator(node_name=node_name, namespace=namespace)
         if wait_active:
+            navigator: Any = BasicNavigator(node_name=node_name, namespace=namespace)
             navigator.waitUntilNav2Active(localizer=localizer)
+            navigator.destroy_node()
         self._ready.set()
-        while True:
-            request = self._requests.get()
-            if request is None:
-                break
-            request.outcome = self._navigate(navigator, TaskResult, request)
-            request.done.set()
-        navigator.destroy_node()
-
-    @staticmethod
-    def _navigate(navigator: Any, task_result: Any, request: _Request) -> NavigationOutcome:
-        accepted = navigator.goToPose(request.pose)
-        if accepted is False:  # Jazzy returns whether the goal was accepted; Humble returns None
-            return NavigationOutcome(False, False, "Nav2 rejected the goal pose")
-        while not navigator.isTaskComplete():
-            if request.cancel.is_set():
-                navigator.cancelTask()
-            feedback = navigator.getFeedback()
-            if feedback is not None and request.on_feedback is not None:
-                request.on_feedback(float(getattr(feedback, "distance_remaining", 0.0)))
-            time.sleep(POLL_SECONDS)
-        result = navigator.getResult()
-        if result == task_result.SUCCEEDED:
-            return NavigationOutcome(True, False, "reached the goal pose")
-        if result == task_result.CANCELED:
-            return NavigationOutcome(False, True, "navigation canceled")
-        detail = ""
-        if hasattr(navigator, "getTaskError"):  # newer nav2_simple_commander: (error_code, error_msg)
-            code, text = navigator.getTaskError()
-            detail = f" (error {code}: {text})"
-        return NavigationOutcome(False, False, f"Nav2 failed to reach the goal pose{detail}")
 
     def navigate(self, pose: PoseStamped, cancel: threading.Event,
                  on_feedback: Callable[[float], None] | None = None, ready_timeout: float = 30.0) -> NavigationOutcome:
@@ -103,12 +85,41 @@ class NavigatorWorker:
             raise NavigatorUnavailable(f"Nav2 did not become active within {ready_timeout:.0f} s")
         if self._error:
             raise NavigatorUnavailable(self._error)
-        request = _Request(pose, cancel, on_feedback)
-        self._requests.put(request)
-        request.done.wait()
-        assert request.outcome is not None
-        return request.outcome
+        if self.client is None:
+            raise NavigatorUnavailable("no NavigateToPose client: the navigator was made without a node")
+        goal = self._goal(pose)
+
+        def feedback(msg: Any) -> None:
+            if on_feedback is not None:
+                on_feedback(float(getattr(msg.feedback, "distance_remaining", 0.0)))
+
+        answer = self.client.send_goal_reliably(goal, feedback, timeout=self.accept_s, cancel=cancel)
+        if answer.why == "canceled":
+            return NavigationOutcome(False, True, "navigation canceled")
+        if answer.handle is None:
+            return NavigationOutcome(False, False, f"Nav2 {answer.why_text()} the goal pose")
+        ended = self.client.get_result_reliably(answer.handle, timeout=self.navigate_s, cancel=cancel)
+        if ended.response is None and ended.why in ("canceled", "timeout"):
+            # Nav2 is told to stop, and its canceled result awaited briefly
+            answer.handle.cancel_goal_async()
+            ended = self.client.get_result_reliably(answer.handle, timeout=CANCEL_GRACE_S)
+            if ended.response is None:
+                return NavigationOutcome(False, True, "navigation canceled")
+        if ended.response is None:
+            return NavigationOutcome(False, False, f"Nav2's navigator {ended.why}: the goal's outcome is unknown")
+        status, result = ended.response.status, ended.response.result
+        if status == GoalStatus.STATUS_SUCCEEDED:
+            return NavigationOutcome(True, False, "reached the goal pose")
+        if status == GoalStatus.STATUS_CANCELED:
+            return NavigationOutcome(False, True, "navigation canceled")
+        code, text = getattr(result, "error_code", 0), getattr(result, "error_msg", "")  # Jazzy's result fields
+        detail = f" (error {code}: {text})" if code or text else ""
+        return NavigationOutcome(False, False, f"Nav2 failed to reach the goal pose{detail}")
+
+    def _goal(self, pose: PoseStamped) -> Any:
+        goal = self.goal_type()
+        goal.pose = pose
+        return goal
 
     def shutdown(self) -> None:
-        self._requests.put(None)
         self._thread.join(timeout=2.0)
