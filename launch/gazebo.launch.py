@@ -50,6 +50,10 @@ def launch_arguments(share: str) -> list:
     ]
 
 
+RVIZ_TOPICS = {"/conceptagent/robot_description": "/robot_description",
+               "/conceptagent/camera/color/image_raw": "/camera/image"}
+
+
 def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchContext
     """What depends on the scene: the world, the robot's start, Nav2's map and initial pose."""
     from conceptagent_ros.scene.loader import load_scene
@@ -82,7 +86,7 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
         yaml.safe_dump(nav2, f)
     gz_sim = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(get_package_share_directory("ros_gz_sim"), "launch", "gz_sim.launch.py")),
-        launch_arguments={"gz_args": f"-r {'-s ' if headless else ''}{world}", "on_exit_shutdown": "true"}.items())
+        launch_arguments={"gz_args": f"-r {'-s --headless-rendering ' if headless else ''}{world}", "on_exit_shutdown": "true"}.items())
     state_publisher = Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                            parameters=[{"robot_description": urdf, "use_sim_time": sim_time == "true"}])
     spawn = Node(package="ros_gz_sim", executable="create", output="screen",
@@ -98,7 +102,18 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
                         output="screen", parameters=[LaunchConfiguration("params_file"),
                                                      {"kinematics.urdf": kinematics_path,
                                                       "use_sim_time": sim_time == "true"}])
-    return [gz_sim, state_publisher, spawn, nav, manipulation]
+    # rviz with the view's robot model and camera on what this graph publishes: robot_state_publisher's
+    # /robot_description and the bridged /camera/image (the view's defaults are the embedded graph's)
+    rviz_path = os.path.join(scratch, "conceptagent.rviz")
+    with open(os.path.join(share, "rviz", "conceptagent.rviz")) as f:
+        view = f.read()
+    for embedded, gazebo in RVIZ_TOPICS.items():
+        view = view.replace(f"Value: {embedded}\n", f"Value: {gazebo}\n")
+    with open(rviz_path, "w") as f:
+        f.write(view)
+    rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log", arguments=["-d", rviz_path],
+                parameters=[{"use_sim_time": sim_time == "true"}], condition=IfCondition(LaunchConfiguration("rviz")))
+    return [gz_sim, state_publisher, spawn, nav, manipulation, rviz]
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -121,8 +136,5 @@ def generate_launch_description() -> LaunchDescription:
                                         "use_sim_time": sim_time}])
     skills = Node(package=PACKAGE, executable="robot_skills_node", name="robot_skills", namespace=ns, output="screen",
                   parameters=[params, {"use_sim_time": sim_time}])
-    rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-                arguments=["-d", os.path.join(share, "rviz", "conceptagent.rviz")],
-                parameters=[{"use_sim_time": sim_time}], condition=IfCondition(LaunchConfiguration("rviz")))
     return LaunchDescription([*launch_arguments(share), OpaqueFunction(function=scene_parts, args=[share]), bridge,
-                              spawners, perception, scene_graph, planner, skills, rviz])
+                              spawners, perception, scene_graph, planner, skills])
