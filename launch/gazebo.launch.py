@@ -134,7 +134,8 @@ def generate_launch_description() -> LaunchDescription:
     planner = Node(package=PACKAGE, executable="planner_node", name="planner", namespace=ns, output="screen",
                    parameters=[params, {"llm": LaunchConfiguration("llm"), "planner": LaunchConfiguration("planner"),
                                         "use_sim_time": sim_time}])
+    # approach poses on Nav2's /map, kept from seeing through the scene's walls
     skills = Node(package=PACKAGE, executable="robot_skills_node", name="robot_skills", namespace=ns, output="screen",
-                  parameters=[params, {"use_sim_time": sim_time}])
+                  parameters=[params, {"navigation.scene": LaunchConfiguration("scene"), "use_sim_time": sim_time}])
     return LaunchDescription([*launch_arguments(share), OpaqueFunction(function=scene_parts, args=[share]), bridge,
                               spawners, perception, scene_graph, planner, skills])

@@ -207,3 +207,69 @@ def test_navigation_without_nav2_installed_fails_cleanly(ros_context, monkeypatc
     with pytest.raises(NavigatorUnavailable, match="nav2_simple_commander"):
         worker.navigate(None, threading.Event(), ready_timeout=5.0)
     worker.shutdown()
+
+
+def _grid_with_a_table_before_the_fridge():
+    """Nav2's map (nav_msgs/OccupancyGrid, 5 cm cells) of a 6 x 4 m room with a table right where the
+    straight approach to the fridge at (3, 0) would stand the base."""
+    from nav_msgs.msg import OccupancyGrid
+
+    msg = OccupancyGrid()
+    msg.info.resolution, msg.info.width, msg.info.height = 0.05, 120, 80
+    msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.orientation.w = -1.0, -2.0, 1.0
+    cells = [[0] * 120 for _ in range(80)]
+    for row in range(80):
+        for col in range(120):
+            x, y = -1.0 + (col + 0.5) * 0.05, -2.0 + (row + 0.5) * 0.05
+            if 1.85 <= x <= 2.45 and -0.35 <= y <= 0.35:  # the table
+                cells[row][col] = 100
+            if 2.6 <= x <= 3.4 and -0.3 <= y <= 0.3:  # the fridge itself
+                cells[row][col] = 100
+    msg.data = [v for row in cells for v in row]
+    return msg
+
+
+def test_approach_poses_stand_where_nav2s_map_is_free():
+    from conceptagent_ros.navigation.path_planner import costmap
+    from conceptagent_ros.ros.conversions.maps import occupancy_from_msg
+    from conceptagent_ros.ros.robot_skills_node import ApproachGround, navigation_goal
+    from conceptagent_ros.skills.contract import SkillCall as Call
+
+    grid = occupancy_from_msg(_grid_with_a_table_before_the_fridge())
+    graph = SceneGraph()
+    graph.header.frame_id = "map"
+    fridge = SceneObject(id="fridge_1", label="fridge")
+    fridge.pose.position.x, fridge.pose.orientation.w = 3.0, 1.0
+    fridge.size.x, fridge.size.y, fridge.size.z = 0.8, 0.6, 0.9
+    graph.objects = [fridge]
+    graph.robot.pose.orientation.w = 1.0
+    call = Call("navigate_to", ("fridge_1",))
+
+    def clearance(goal) -> float:
+        cm = costmap(grid, 0.27)
+        row, col = grid.cell_of(goal.pose.position.x, goal.pose.position.y)
+        return float(cm.clearance[row, col])
+
+    straight = navigation_goal(call, graph, 0.35, "map")  # the line toward the robot: into the table
+    assert clearance(straight) < 0.22
+    ground = ApproachGround(costmap(grid, 0.27))
+    goal = navigation_goal(call, graph, 0.35, "map", ground)
+    assert clearance(goal) >= 0.27  # the base's radius and the planning margin
+    x, y = goal.pose.position.x, goal.pose.position.y
+    assert math.hypot(x - 3.0, y) <= 0.5 + 0.35 + 0.9  # still within reach of the fridge
+    yaw = math.atan2(2 * goal.pose.orientation.w * goal.pose.orientation.z, 1 - 2 * goal.pose.orientation.z ** 2)
+    assert abs(math.remainder(yaw - math.atan2(-y, 3.0 - x), math.tau)) < 1e-6  # facing it
+
+
+def test_an_unusable_map_is_refused_with_its_reason():
+    from conceptagent_ros.errors import ConceptAgentError
+    from conceptagent_ros.ros.conversions.maps import occupancy_from_msg
+
+    msg = _grid_with_a_table_before_the_fridge()
+    msg.data = msg.data[:-1]
+    with pytest.raises(ConceptAgentError, match="malformed occupancy grid"):
+        occupancy_from_msg(msg)
+    msg = _grid_with_a_table_before_the_fridge()
+    msg.info.origin.orientation.z, msg.info.origin.orientation.w = 0.3826834, 0.9238795
+    with pytest.raises(ConceptAgentError, match="rotated"):
+        occupancy_from_msg(msg)

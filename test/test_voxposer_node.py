@@ -312,6 +312,64 @@ def test_joint_trajectory_controller_sends_joints_that_reach_the_waypoint(ros_co
         node.destroy_node()
 
 
+class MovingTf:
+    """tf2_ros.Buffer's lookup_transform as a stand-in: the root link's pose in map is wherever the
+    test last drove the base (x, y, yaw)."""
+
+    def __init__(self):
+        self.x, self.y, self.yaw, self.lookups = 0.0, 0.0, 0.0, []
+
+    def lookup_transform(self, target, source, time):
+        from types import SimpleNamespace
+
+        self.lookups.append((target, source))
+        translation = SimpleNamespace(x=self.x, y=self.y, z=0.0)
+        rotation = SimpleNamespace(x=0.0, y=0.0, z=np.sin(self.yaw / 2), w=np.cos(self.yaw / 2))
+        return SimpleNamespace(transform=SimpleNamespace(translation=translation, rotation=rotation))
+
+
+def test_an_arm_on_a_moving_base_plans_in_map_through_tf(ros_context):
+    """The arm's root is looked up on TF at every target and pose: the same map target gives other
+    joints once the base has moved, each reaching it from where the base then stands."""
+    from scipy.spatial.transform import Rotation
+
+    from conceptagent_ros.ros.adapters.arm_controllers import ArmLinkConfig, JointTrajectoryArm
+    from conceptagent_ros.ros.adapters.base_pose import TfBasePose
+    from conceptagent_ros.voxposer.api import VoxelGrid
+    from conceptagent_ros.voxposer.kinematics import PybulletKinematics
+    from conceptagent_ros.voxposer.tabletop import REST_POSE, TABLE_LOWER, TABLE_UPPER, WORKSPACE_LOWER, WORKSPACE_UPPER
+    node = Node("fjt_mobile_arm", context=ros_context)
+    kinematics = PybulletKinematics()
+    server, tf = StandInTrajectoryServer(), MovingTf()
+    config = ArmLinkConfig(VoxelGrid(WORKSPACE_LOWER, WORKSPACE_UPPER, 100), TABLE_LOWER, TABLE_UPPER, "map",
+                           base_speed=0.2)
+    arm = JointTrajectoryArm(node, config, None, "arm/follow_joint_trajectory", kinematics,
+                             action_type=StandInFollowJointTrajectory, client=server,
+                             base=TfBasePose(node, "map", "panda_link0", buffer=tf))
+    server.arm = arm
+    try:
+        tf.x, tf.y, tf.yaw = 2.0, 1.0, np.pi / 2  # the base stands at (2, 1) facing +y
+        arm.on_joint_state(list(kinematics.config.joint_names), list(REST_POSE))
+        rest_root, _ = kinematics.forward(REST_POSE)
+        ee, _ = arm.ee_pose()
+        assert np.allclose(ee, [2.0 - rest_root[1], 1.0 + rest_root[0], rest_root[2]], atol=1e-6)  # in map
+        target = np.array([1.9, 1.5, 0.15])  # 0.5 m ahead of the base in map
+        assert arm.move_to(target, None, speed=0.5)
+        first = list(server.goals[-1].trajectory.points[-1].positions)
+        reached, quaternion = kinematics.forward(first)  # in the root's frame: 0.5 m ahead, 0.1 m right
+        assert np.linalg.norm(reached - [0.5, 0.1, 0.15]) < 0.005
+        assert np.linalg.norm(arm.ee_pose()[0] - target) < 0.005
+        assert Rotation.from_quat(quaternion).apply([0, 0, 1])[2] < -0.99  # the tool still points down
+        tf.x, tf.y, tf.yaw = 1.9, 1.0, np.pi / 2  # the base drove 10 cm toward -x
+        assert arm.move_to(target, None, speed=0.5)
+        reached, _ = kinematics.forward(list(server.goals[-1].trajectory.points[-1].positions))
+        assert np.linalg.norm(reached - [0.5, 0.0, 0.15]) < 0.005  # the same map point, now straight ahead
+        assert ("map", "panda_link0") in tf.lookups
+    finally:
+        kinematics.close()
+        node.destroy_node()
+
+
 def test_joint_trajectory_controller_without_control_msgs_says_what_to_install(ros_context):
     import importlib.util
 

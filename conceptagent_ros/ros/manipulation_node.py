@@ -46,7 +46,9 @@ Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tablet
              frame_timeout (double, 2.0 s): the longest wait for one image to be fused
              body=arm (ros/adapters/arm_body.py): points_service (perception/get_object_points);
              arm.kind (pose_topic | follow_joint_trajectory), arm.ee_pose_topic, arm.ee_target_topic,
-             arm.joint_states_topic, arm.fjt_action, arm.base_speed, arm.control_rate, arm.home;
+             arm.joint_states_topic, arm.fjt_action, arm.base_speed, arm.control_rate, arm.home,
+             arm.base_frame (string, ""): on a mobile base, the kinematics' root link (base_footprint),
+             looked up on TF in frame_id whenever a target becomes joints or joints a pose;
              kinematics.urdf, kinematics.ee_link, kinematics.joint_names, kinematics.home_joints (the
              reach check); gripper.action (control_msgs/GripperCommand), gripper.open_gap,
              gripper.max_effort, gripper.position_per_gap; hand.tool_axes, hand.tool_offset (how the
@@ -88,9 +90,10 @@ class ManipulationNode(Node):
     __doc__ = __doc__
 
     def __init__(self, node_name: str = "manipulation", namespace: str = "", gripper_client: Any = None,
-                 gripper_action_type: Any = None, **kwargs: Any):
+                 gripper_action_type: Any = None, tf_buffer: Any = None, **kwargs: Any):
         """`gripper_client` / `gripper_action_type`: a stand-in GripperCommand client and type (tests;
-        control_msgs is imported otherwise)."""
+        control_msgs is imported otherwise); `tf_buffer`: a stand-in of tf2_ros.Buffer for arm.base_frame."""
+        self._tf_buffer = tf_buffer
         super().__init__(node_name, namespace=namespace, **kwargs)
         d = ParameterDescriptor
         self.declare_parameter("body", "pybullet", d(description="pybullet (the Panda at the PyBullet tabletop) or "
@@ -252,6 +255,7 @@ class ManipulationNode(Node):
         from conceptagent_ros.manipulation.robot_spec import load_robot_spec
         from conceptagent_ros.ros.adapters.arm_body import ArmBodyConfig, RosArmBody
         from conceptagent_ros.ros.adapters.arm_controllers import ArmLinkConfig, JointTrajectoryArm, PoseTopicArm
+        from conceptagent_ros.ros.adapters.base_pose import TfBasePose
         from conceptagent_ros.ros.adapters.manipulation_hand import GripperCommandGripper, GripperConfig
         from conceptagent_ros.voxposer.api import VoxelGrid
         from conceptagent_ros.voxposer.kinematics import KinematicsConfig, PybulletKinematics
@@ -277,10 +281,14 @@ class ManipulationNode(Node):
         self._kinematics = kinematics
         action = declare("arm.fjt_action", "/joint_trajectory_controller/follow_joint_trajectory",
                          d(description="FollowJointTrajectory action (arm.kind follow_joint_trajectory)")).value
+        base_frame = declare("arm.base_frame", "", d(
+            description="the kinematics' root link, looked up on TF in frame_id as the base moves (a mobile "
+                        "manipulator: base_footprint); '' the root is frame_id")).value
+        base = TfBasePose(self, self.frame, base_frame, self._tf_buffer) if base_frame else None
         if arm_kind == "pose_topic":
             arm: Any = PoseTopicArm(self, link, group)
         elif arm_kind == "follow_joint_trajectory":
-            arm = JointTrajectoryArm(self, link, group, action, kinematics)
+            arm = JointTrajectoryArm(self, link, group, action, kinematics, base=base)
         else:
             raise ConceptAgentError(f"manipulation node: arm.kind {arm_kind!r} is not pose_topic or "
                                     "follow_joint_trajectory")
@@ -297,7 +305,7 @@ class ManipulationNode(Node):
             tool_axes=tuple(declare("hand.tool_axes", ["-y", "x", "z"],
                                     d(description="the tool link's axes as hand-frame axes")).value),  # type: ignore[arg-type]
             tool_offset=declare("hand.tool_offset", 0.02, d(description="tool link beyond the hand frame, m")).value),
-            group)
+            group, base=base)
         self.body = body
         self.skills = ArmSkills(body, load_robot_spec(self.get_parameter("robot").value), drawers=body.drawers,
                                 floor_z=None)

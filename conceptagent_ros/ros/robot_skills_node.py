@@ -1,18 +1,24 @@
 """Skill servers for a real robot: navigation through Nav2, manipulation forwarded to your stack.
 
 navigate_to(target) drives the base, through Nav2's navigate_to_pose action (the project's action
-client; ros/adapters/nav2_navigator.py), to an approach pose computed from the target's box in the
-latest scene graph (scene/geometry.py), or to a room's centre. pick / place / open / close (and
-any skill listed in forward_skills) are forwarded, goal, feedback, cancel and result, to the
+client; ros/adapters/nav2_navigator.py), to an approach pose for the target's box in the latest
+scene graph, chosen on Nav2's map by the embedded navigator's rule (navigation/approach.py: free
+for the base, joined to where it stands, no wall between it and the object), or to a room's centre.
+pick / place / open / close (and any skill listed in forward_skills) are forwarded, goal, feedback, cancel and result, to the
 manipulation action servers named by parameters, which speak the same ExecuteSkill contract.
 
 Actions:     skills/navigate_to (conceptagent_ros/ExecuteSkill)   served here, with Nav2
              skills/<skill> (conceptagent_ros/ExecuteSkill)       forwarded, for each of forward_skills
 Subscribes:  scene_graph (conceptagent_ros/SceneGraph)            object boxes and the robot's pose
+             /map (nav_msgs/OccupancyGrid, transient local)       where approach poses may stand
 Clients:     navigate_to_pose (nav2_msgs/NavigateToPose), forward.<skill>.action (conceptagent_ros/ExecuteSkill)
 Parameters:  scene_graph_topic (string, scene_graph), frame_id (string, map),
              navigation.enabled (bool, true), navigation.standoff (double, 0.35 m),
              navigation.wait_active (bool, true): wait for Nav2's lifecycle nodes, navigation.localizer (string, amcl),
+             navigation.map_topic (string, /map): approach poses free on it, by the embedded navigator's rule
+             (navigation/approach.py; '' or no map yet: scene/geometry.approach_pose alone),
+             navigation.scene (string, ""): a scene whose walls no approach pose sees through,
+             navigation.reach (double, 0.9 m),
              forward_skills (string[], [pick, place, open, close]),
              forward.<skill>.action (string, manipulation/<skill>), forward.<skill>.timeout (double, 120 s),
              server_wait (double, 2.0 s),
@@ -22,34 +28,50 @@ Parameters:  scene_graph_topic (string, scene_graph), frame_id (string, map),
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import OccupancyGrid
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from conceptagent_ros.action import ExecuteSkill
+from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
+from conceptagent_ros.navigation.approach import approach_goal
+from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.path_planner import Costmap, costmap
 from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.adapters.nav2_navigator import NavigatorUnavailable, NavigatorWorker
+from conceptagent_ros.ros.conversions.maps import occupancy_from_msg
 from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position, resolve_alias
 from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
+from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.geometry import approach_pose
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 from conceptagent_ros.srv import RecordSkillOutcome
+from conceptagent_ros.world.floor_plan import Wall
+from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
 
 POLL_SECONDS = 0.02
 OUTCOME_WAIT_SECONDS = 2.0
 Result = ExecuteSkill.Result
 
 
-def navigation_goal(call: SkillCall, graph: SceneGraph | None, standoff: float, frame: str) -> PoseStamped | str:
-    """The pose to drive to for navigate_to(target), or why there is none."""
+def navigation_goal(call: SkillCall, graph: SceneGraph | None, standoff: float, frame: str,
+                    ground: ApproachGround | None = None) -> PoseStamped | str:
+    """The pose to drive to for navigate_to(target), or why there is none. With `ground` (the map
+    Nav2 navigates on, and the walls where a scene names them) an object is approached by the
+    embedded navigator's rule (navigation/approach.py): a spot free for the base, joined to where the
+    robot stands, with no wall between it and the object, tried round the object and further out.
+    Without, by scene/geometry.approach_pose alone (on the line toward the robot, which can be behind
+    a wall or inside furniture)."""
     if len(call.args) != 1:
         return f"{call}: navigate_to takes one target"
     if graph is None:
@@ -61,8 +83,15 @@ def navigation_goal(call: SkillCall, graph: SceneGraph | None, standoff: float, 
     for obj in graph.objects:
         if obj.id == target:
             centre = pose_position(obj.pose)
-            pose = approach_pose((centre[0], centre[1]), (obj.size.x, obj.size.y, obj.size.z), (robot[0], robot[1]),
-                                 standoff)
+            size = (obj.size.x, obj.size.y, obj.size.z)
+            if ground is not None:
+                try:
+                    pose = approach_goal(ground.costmap, ground.walls, (centre[0], centre[1]), size,
+                                         (robot[0], robot[1]), standoff, ground.reach).pose
+                except NavigationError as e:
+                    return f"{call}: {e}"
+            else:
+                pose = approach_pose((centre[0], centre[1]), size, (robot[0], robot[1]), standoff)
             goal.pose = pose_msg((pose.x, pose.y, 0.0), pose.yaw)
             return goal
     for room in graph.rooms:
@@ -70,6 +99,16 @@ def navigation_goal(call: SkillCall, graph: SceneGraph | None, standoff: float, 
             goal.pose = pose_msg(((room.x_min + room.x_max) / 2, (room.y_min + room.y_max) / 2, 0.0))
             return goal
     return f"{call}: {target} is not in the scene graph"
+
+
+@dataclass(frozen=True)
+class ApproachGround:
+    """What the approach rule stands on: the costmap of Nav2's map for this base, the walls (empty
+    where no scene says where they are: occupied cells still keep the base off), the arm's reach."""
+
+    costmap: Costmap
+    walls: tuple[Wall, ...] = ()
+    reach: float = 0.9
 
 
 class RobotSkillsNode(Node):
@@ -86,6 +125,13 @@ class RobotSkillsNode(Node):
         self.declare_parameter("navigation.standoff", 0.35, d(description="metres between the base and the object's box"))
         self.declare_parameter("navigation.wait_active", True, d(description="wait until Nav2 is active"))
         self.declare_parameter("navigation.localizer", "amcl", d(description="localizer node Nav2 waits for"))
+        self.declare_parameter("navigation.map_topic", "/map", d(
+            description="Nav2's occupancy grid that approach poses must be free on ('' approach_pose alone)"))
+        self.declare_parameter("navigation.scene", "", d(
+            description="a scene YAML or built-in scene whose walls no approach pose may see through ('' none)"))
+        self.declare_parameter("navigation.reach", 0.9, d(description="metres the arm reaches from the base's centre",
+                                                          floating_point_range=[FloatingPointRange(
+                                                              from_value=0.1, to_value=3.0)]))
         self.declare_parameter("forward_skills", ["pick", "place", "open", "close"],
                                d(description="skills forwarded to manipulation action servers"))
         self.declare_parameter("server_wait", 2.0, d(description="seconds to wait for a forwarded server",
@@ -98,6 +144,13 @@ class RobotSkillsNode(Node):
         self._outcomes = self.create_client(RecordSkillOutcome, service, callback_group=group) if service else None
         self.create_subscription(SceneGraph, self.get_parameter("scene_graph_topic").value, self._on_graph,
                                  QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE), callback_group=group)
+        self._ground: ApproachGround | None = None
+        self._walls = self._scene_walls(self.get_parameter("navigation.scene").value)
+        map_topic = self.get_parameter("navigation.map_topic").value
+        if map_topic:  # map_server latches its map: transient local
+            self.create_subscription(OccupancyGrid, map_topic, self._on_map,
+                                     QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                                durability=DurabilityPolicy.TRANSIENT_LOCAL), callback_group=group)
         self.servers: list[ActionServer] = []
         self.navigator = navigator
         if self.get_parameter("navigation.enabled").value:
@@ -126,13 +179,32 @@ class RobotSkillsNode(Node):
     def _on_graph(self, msg: SceneGraph) -> None:
         self._graph = msg
 
+    def _on_map(self, msg: OccupancyGrid) -> None:
+        try:
+            grid = occupancy_from_msg(msg)
+        except ConceptAgentError as e:
+            self.get_logger().error(f"the map on {self.get_parameter('navigation.map_topic').value} is not usable: {e}")
+            return
+        # the base's radius and 5 cm, as the embedded navigator plans (household/body.py)
+        self._ground = ApproachGround(costmap(grid, FOOTPRINT_RADIUS + 0.05), self._walls,
+                                      self.get_parameter("navigation.reach").value)
+
+    @staticmethod
+    def _scene_walls(scene: str) -> tuple[Wall, ...]:
+        if not scene:
+            return ()
+        from conceptagent_ros.scene.loader import load_scene
+        from conceptagent_ros.world.house import house
+
+        return tuple(house(load_scene(scene)).plan.walls)
+
     def _tell_the_scene_graph(self, call_msg, success: bool) -> None:  # noqa: ANN001 - SkillCall msg
         """What the skill did goes to the scene graph before the planner hears of it, so every graph
         stamped after the result's `finished` knows it (what the gripper holds, what is open)."""
         if self._outcomes is None or not self._outcomes.service_is_ready():
             return
-        reply = self._wait(self._outcomes.call_async(RecordSkillOutcome.Request(call=call_msg, success=success)),
-                           OUTCOME_WAIT_SECONDS, None)
+        future = self._outcomes.call_async(RecordSkillOutcome.Request(call=call_msg, success=success))
+        reply = future.result() if wait_done(future, OUTCOME_WAIT_SECONDS) else None
         if reply is None or not reply.recorded:
             self.get_logger().warning(f"the scene graph did not record {call_msg.skill}: "
                                       f"{reply.message if reply is not None else 'no answer'}")
@@ -148,7 +220,7 @@ class RobotSkillsNode(Node):
     def _navigate(self, goal_handle) -> ExecuteSkill.Result:  # noqa: ANN001
         call = call_from_msg(goal_handle.request.call)
         goal = navigation_goal(call, self._graph, self.get_parameter("navigation.standoff").value,
-                               self.get_parameter("frame_id").value)
+                               self.get_parameter("frame_id").value, self._ground)
         if isinstance(goal, str):
             return self._end(goal_handle, SkillOutcome(call, False, goal, "unknown_object"))
         goal.header.stamp = self.get_clock().now().to_msg()

@@ -20,6 +20,7 @@ from conceptagent_ros.manipulation.arm_skills import Clouds
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
 from conceptagent_ros.manipulation.pick_executor import Arm
+from conceptagent_ros.ros.adapters.base_pose import to_root
 from conceptagent_ros.ros.adapters.manipulation_hand import Gripper, RosHand
 from conceptagent_ros.ros.conversions.clouds import cloud_xyz
 from conceptagent_ros.ros.futures import wait_done
@@ -39,8 +40,12 @@ class ArmBodyConfig:
 
 class RosArmBody:
     def __init__(self, node: Any, arm: Any, gripper: Gripper, kinematics: Any, home_joints: list[float],
-                 config: ArmBodyConfig = ArmBodyConfig(), group: Any = None, points_client: Any = None):
+                 config: ArmBodyConfig = ArmBodyConfig(), group: Any = None, points_client: Any = None,
+                 base: Any = None):
+        """`base`: where the kinematics' root stands in the planning frame (ros/adapters/base_pose.py),
+        for the reach check of an arm on a mobile base; None: the root is the planning frame."""
         self.node, self.arm, self.gripper, self.kinematics = node, arm, gripper, kinematics
+        self.base = base
         self.home_joints, self.config = list(home_joints), config
         self._axes = parse_tool_axes(config.tool_axes)
         self.points = points_client or node.create_client(GetObjectPoints, config.points_service, callback_group=group)
@@ -68,8 +73,11 @@ class RosArmBody:
         """The URDF's IK from the home joints, checked by its forward kinematics."""
         rotation = Rotation.from_quat(quaternion).as_matrix()
         target = np.asarray(position, dtype=float) + rotation[:, 2] * self.config.tool_offset
-        tool = Rotation.from_matrix(tool_rotation(rotation, self._axes))
-        joints = self.kinematics.inverse(target, tool.as_quat(), self.home_joints)
+        tool_quaternion = Rotation.from_matrix(tool_rotation(rotation, self._axes)).as_quat()
+        if self.base is not None:  # as the base stands now
+            target, tool_quaternion = to_root(self.base.pose(), target, tool_quaternion)
+        tool = Rotation.from_quat(tool_quaternion)
+        joints = self.kinematics.inverse(target, tool_quaternion, self.home_joints)
         reached, turned = self.kinematics.forward(joints)
         off = (Rotation.from_quat(turned).inv() * tool).magnitude()
         return bool(np.linalg.norm(np.asarray(reached) - target) <= self.config.reach_m

@@ -31,6 +31,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 
 from conceptagent_ros.msg import SceneGraph
+from conceptagent_ros.ros.adapters.base_pose import to_frame, to_root
 from conceptagent_ros.ros.conversions.voxposer import boxes_from_graph, pose_stamped
 from conceptagent_ros.voxposer.api import SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.box_scene import snapshot_from_boxes
@@ -171,8 +172,11 @@ class PoseTopicArm(_RosArm):
 
 class JointTrajectoryArm(_RosArm):
     def __init__(self, node: Node, config: ArmLinkConfig, group: Any, action_name: str, kinematics: Any,
-                 action_type: Any = None, client: Any = None) -> None:
+                 action_type: Any = None, client: Any = None, base: Any = None) -> None:
+        """`base`: where the kinematics' root link stands in the planning frame (`.pose()`, e.g. a
+        TfBasePose, for an arm on a mobile base); None: the root is the planning frame."""
         super().__init__(node, config, group)
+        self.base = base
         if action_type is None:
             try:
                 from control_msgs.action import FollowJointTrajectory
@@ -202,6 +206,8 @@ class JointTrajectoryArm(_RosArm):
             with self._lock:
                 self._joints = joints
             position, quaternion = self.kinematics.forward(joints)
+            if self.base is not None:
+                position, quaternion = to_frame(self.base.pose(), position, quaternion)
             self._set_ee(position, quaternion)
 
     def _on_joints(self, msg: JointState) -> None:
@@ -218,7 +224,12 @@ class JointTrajectoryArm(_RosArm):
             seed = self._joints
         assert seed is not None  # ee_pose() returned, so joints arrived
         goal_position = np.asarray(position, dtype=float)
-        joints = self.kinematics.inverse(goal_position, DOWN if quaternion is None else quaternion, seed)
+        goal_quaternion = np.asarray(DOWN if quaternion is None else quaternion, dtype=float)
+        if self.base is not None:  # the target in the root's frame as the base stands now
+            root_position, goal_quaternion = to_root(self.base.pose(), goal_position, goal_quaternion)
+        else:
+            root_position = goal_position
+        joints = self.kinematics.inverse(root_position, goal_quaternion, seed)
         duration = max(0.05, self.travel_s(float(np.linalg.norm(goal_position - start)), speed))
         point = JointTrajectoryPoint(positions=[float(v) for v in joints], velocities=[0.0] * len(joints),
                                      time_from_start=Duration(sec=int(duration), nanosec=int(duration % 1 * 1e9)))
