@@ -191,8 +191,13 @@ def test_every_controller_type_comes_from_a_package_that_package_xml_names() -> 
 
 def test_the_controller_check_catches_the_gripper_package_left_out() -> None:
     controllers = yaml.safe_load((GAZEBO / "controllers.yaml").read_text())
-    text = re.sub(r"\s*<exec_depend>gripper_controllers</exec_depend>", "", (ROOT / "package.xml").read_text())
+    text = re.sub(r"\s*<exec_depend>parallel_gripper_controller</exec_depend>", "", (ROOT / "package.xml").read_text())
     assert [p.split(":")[0] for p in controller_problems(controllers, _package_depends(text))] == ["gripper_controller"]
+    # the controller as it shipped: gripper_controllers' type, with no such package named
+    controllers["controller_manager"]["ros__parameters"]["gripper_controller"]["type"] = \
+        "position_controllers/GripperActionController"
+    [problem] = controller_problems(controllers, _package_depends())
+    assert "needs gripper_controllers" in problem
     typo = {"controller_manager": {"ros__parameters": {"arm": {"type": "joint_trajectory_controller/JTC"}}}}
     assert "no ros2_controllers package" in controller_problems(typo, _package_depends())[0]
 

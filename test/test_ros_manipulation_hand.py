@@ -164,3 +164,55 @@ def test_a_pick_through_the_ros_hand_and_gripper() -> None:
     server.thing = 0.0  # nothing between the fingers
     miss = PickExecutor(hand, gripper_spec).pick(plan, lambda: np.array([0.5, 0.0, 0.03]))
     assert not miss.success and miss.code == "NOT_HELD"
+
+
+class StandInParallelGripperCommand:
+    """Same fields as control_msgs/action/ParallelGripperCommand: goal.command (sensor_msgs/JointState);
+    result {state (JointState), stalled, reached_goal}."""
+
+    class Goal:
+        def __init__(self) -> None:
+            from sensor_msgs.msg import JointState
+
+            self.command = JointState()
+
+
+class StandInParallelGripperServer(StandInClientCalls):
+    """Jazzy's parallel_gripper_action_controller on one finger joint: stops on a thing `thing` wide."""
+
+    def __init__(self, thing: float = 0.0) -> None:
+        self.thing, self.goals = thing, []
+
+    def wait_for_server(self, timeout_sec=None) -> bool:
+        return True
+
+    def send_goal_async(self, goal):
+        from sensor_msgs.msg import JointState
+
+        self.goals.append(goal)
+        stopped = max(goal.command.position[0], self.thing / 2)
+        result = Future()
+        result.set_result(SimpleNamespace(result=SimpleNamespace(
+            state=JointState(name=list(goal.command.name), position=[stopped]), stalled=stopped > goal.command.position[0],
+            reached_goal=stopped == goal.command.position[0])))
+        sent = Future()
+        sent.set_result(SimpleNamespace(accepted=True, get_result_async=lambda: result, cancel_goal_async=lambda: None))
+        return sent
+
+
+def test_the_parallel_gripper_controller_is_sent_its_joint_and_read_back() -> None:
+    from dataclasses import replace
+
+    config = replace(PANDA_FINGERS, interface="parallel_gripper_command", joint="left_finger_joint")
+    server = StandInParallelGripperServer(thing=0.05)
+    gripper = GripperCommandGripper(None, config, action_type=StandInParallelGripperCommand, client=server)
+    assert gripper.open() == pytest.approx(0.08)
+    sent = server.goals[-1].command
+    assert list(sent.name) == ["left_finger_joint"] and list(sent.position) == pytest.approx([0.04])
+    assert list(sent.effort) == pytest.approx([30.0])
+    assert gripper.close() == pytest.approx(0.05)  # stopped on the 5 cm thing
+    with pytest.raises(ControllerUnavailable, match="gripper.joint"):
+        GripperCommandGripper(None, replace(config, joint=""), action_type=StandInParallelGripperCommand, client=server)
+    with pytest.raises(ControllerUnavailable, match="gripper.interface"):
+        GripperCommandGripper(None, replace(config, interface="robotiq"), action_type=StandInParallelGripperCommand,
+                              client=server)

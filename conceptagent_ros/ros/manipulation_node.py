@@ -50,7 +50,8 @@ Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tablet
              arm.base_frame (string, ""): on a mobile base, the kinematics' root link (base_footprint),
              looked up on TF in frame_id whenever a target becomes joints or joints a pose;
              kinematics.urdf, kinematics.ee_link, kinematics.joint_names, kinematics.home_joints (the
-             reach check); gripper.action (control_msgs/GripperCommand), gripper.open_gap,
+             reach check); gripper.action, gripper.interface (gripper_command: control_msgs/GripperCommand |
+             parallel_gripper_command: control_msgs/ParallelGripperCommand), gripper.joint, gripper.open_gap,
              gripper.max_effort, gripper.position_per_gap; hand.tool_axes, hand.tool_offset (how the
              tool link sits on the hand frame). config/ros/manipulation_panda.yaml has the Panda's.
 """
@@ -297,7 +298,11 @@ class ManipulationNode(Node):
             open_gap=declare("gripper.open_gap", 0.08, d(description="metres between the fingers, open")).value,
             max_effort=declare("gripper.max_effort", 40.0, d(description="newtons, closing")).value,
             position_per_gap=declare("gripper.position_per_gap", 1.0,
-                                     d(description="controller position per metre of gap (0.5: one finger)")).value),
+                                     d(description="controller position per metre of gap (0.5: one finger)")).value,
+            interface=declare("gripper.interface", "gripper_command", d(
+                description="gripper_command (control_msgs/GripperCommand) or parallel_gripper_command "
+                            "(control_msgs/ParallelGripperCommand, Jazzy's parallel_gripper_action_controller)")).value,
+            joint=declare("gripper.joint", "", d(description="the joint a ParallelGripperCommand names")).value),
             group, action_type=gripper_action_type, client=gripper_client)
         body = RosArmBody(self, arm, gripper, kinematics, home_joints, ArmBodyConfig(
             points_service=declare("points_service", "perception/get_object_points",

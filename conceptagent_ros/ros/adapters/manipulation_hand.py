@@ -1,10 +1,14 @@
 """A real arm and gripper as the manipulation executors' Arm (manipulation/pick_executor.py).
 
 - `GripperCommandGripper`: the hand through control_msgs/GripperCommand (what ros2_control's
-  GripperActionController and most grippers' drivers serve). Closing sends position 0 at
-  `max_effort` and reads the gap the fingers stopped at from the result (`position`), which is
-  what the pick executor's "is something held" check needs. control_msgs is not pip-installable:
-  it is imported when the gripper is built, and tests pass a stand-in type with the same fields.
+  GripperActionController of gripper_controllers and most grippers' drivers serve), or, with
+  `interface="parallel_gripper_command"`, control_msgs/ParallelGripperCommand (what Jazzy's
+  parallel_gripper_action_controller serves, which replaces the deprecated GripperActionController:
+  the goal is a JointState of the gripper's joint, the result the state it stopped in). Closing
+  sends position 0 at `max_effort` and reads the gap the fingers stopped at from the result, which
+  is what the pick executor's "is something held" check needs. control_msgs is not
+  pip-installable: it is imported when the gripper is built, and tests pass a stand-in type with
+  the same fields.
 - `RosHand`: moves the hand frame (manipulation/frames.py) with any of the arm adapters of
   ros/adapters/arm_controllers.py (Cartesian set-points on a pose topic, or FollowJointTrajectory),
   turning it into the arm's tool link by the arm's `tool_axes` and `tool_offset`.
@@ -37,18 +41,30 @@ class GripperConfig:
     position_per_gap: float = 1.0
     wait_s: float = 5.0  # for the server
     motion_s: float = 10.0  # for one open or close
+    interface: str = "gripper_command"  # or "parallel_gripper_command"
+    joint: str = ""  # the gripper's joint, named in a ParallelGripperCommand goal
+
+
+INTERFACES = {"gripper_command": "GripperCommand", "parallel_gripper_command": "ParallelGripperCommand"}
 
 
 class GripperCommandGripper:
     def __init__(self, node: Any, config: GripperConfig = GripperConfig(), group: Any = None,
                  action_type: Any = None, client: Any = None):
+        if config.interface not in INTERFACES:
+            raise ControllerUnavailable(f"gripper.interface {config.interface!r}: use one of {', '.join(INTERFACES)}")
+        if config.interface == "parallel_gripper_command" and not config.joint:
+            raise ControllerUnavailable("gripper.interface parallel_gripper_command needs gripper.joint (the joint "
+                                        "its controller drives)")
         if action_type is None:
+            name = INTERFACES[config.interface]
             try:
-                from control_msgs.action import GripperCommand
-            except ImportError as exc:
-                raise ControllerUnavailable("the GripperCommand gripper needs control_msgs "
+                import control_msgs.action as actions
+
+                action_type = getattr(actions, name)
+            except (ImportError, AttributeError) as exc:
+                raise ControllerUnavailable(f"the {name} gripper needs control_msgs "
                                             f"(apt install ros-$ROS_DISTRO-control-msgs): {exc}") from None
-            action_type = GripperCommand
         self.action_type, self.config = action_type, config
         if client is None:
             from conceptagent_ros.ros.action_client import ActionClient
@@ -60,11 +76,17 @@ class GripperCommandGripper:
     def _command(self, gap: float, effort: float) -> float:
         c = self.config
         if not self.client.wait_for_server(timeout_sec=c.wait_s):
-            raise ControllerUnavailable(f"no GripperCommand server answers on {c.action}: is the gripper's "
-                                        "controller running?")
+            raise ControllerUnavailable(f"no {INTERFACES[c.interface]} server answers on {c.action}: is the "
+                                        "gripper's controller running?")
         goal = self.action_type.Goal()
-        goal.command.position = float(gap * c.position_per_gap)
-        goal.command.max_effort = float(effort)
+        if c.interface == "parallel_gripper_command":
+            from sensor_msgs.msg import JointState
+
+            goal.command = JointState(name=[c.joint], position=[float(gap * c.position_per_gap)],
+                                      effort=[float(effort)])
+        else:
+            goal.command.position = float(gap * c.position_per_gap)
+            goal.command.max_effort = float(effort)
         answer = self.client.send_goal_reliably(goal, timeout=c.wait_s)
         if answer.handle is None:
             raise ControllerUnavailable(f"the gripper on {c.action} {answer.why_text()} the command")
@@ -73,7 +95,9 @@ class GripperCommandGripper:
             answer.handle.cancel_goal_async()
             raise ControllerUnavailable(f"the gripper on {c.action} did not finish within {c.motion_s:.0f} s")
         # where the fingers stopped: on the thing (stalled), or at the goal
-        self.gap = float(ended.response.result.position) / c.position_per_gap
+        result = ended.response.result
+        stopped = result.state.position[0] if c.interface == "parallel_gripper_command" else result.position
+        self.gap = float(stopped) / c.position_per_gap
         return self.gap
 
     def open(self) -> float:
