@@ -94,6 +94,18 @@ def fake_nav2(monkeypatch):
     return StandInNav2Client()
 
 
+def _fridge_graph() -> SceneGraph:
+    """A scene graph in map with a fridge (0.8 x 0.6 m) at (3, 0) and the robot at the origin."""
+    graph = SceneGraph()
+    graph.header.frame_id = "map"
+    fridge = SceneObject(id="fridge_1", label="fridge")
+    fridge.pose.position.x, fridge.pose.orientation.w = 3.0, 1.0
+    fridge.size.x, fridge.size.y, fridge.size.z = 0.8, 0.6, 0.9
+    graph.objects = [fridge]
+    graph.robot.pose.orientation.w = 1.0
+    return graph
+
+
 @pytest.fixture
 def rig(ros_context, fake_nav2):
     """RobotSkillsNode + a test node holding a stand-in pick server, a scene graph publisher and clients."""
@@ -138,14 +150,8 @@ def rig(ros_context, fake_nav2):
         response = wait_future(handle.get_result_async(), 10.0)
         return response.result, feedback
 
-    graph = SceneGraph()
-    graph.header.frame_id = "map"
-    fridge = SceneObject(id="fridge_1", label="fridge")
-    fridge.pose.position.x, fridge.pose.orientation.w = 3.0, 1.0
-    fridge.size.x, fridge.size.y, fridge.size.z = 0.8, 0.6, 0.9
-    graph.objects = [fridge]
+    graph = _fridge_graph()
     graph.rooms = [RoomMsg(id="kitchen_1", category="kitchen", x_min=0.0, y_min=0.0, x_max=4.0, y_max=2.0)]
-    graph.robot.pose.orientation.w = 1.0
     graph_pub.publish(graph)
     wait_until(lambda: skills._graph is not None, 5.0, "scene graph received")
     yield types.SimpleNamespace(call=call, skills=skills)
@@ -236,13 +242,7 @@ def test_approach_poses_stand_where_nav2s_map_is_free():
     from conceptagent_ros.skills.contract import SkillCall as Call
 
     grid = occupancy_from_msg(_grid_with_a_table_before_the_fridge())
-    graph = SceneGraph()
-    graph.header.frame_id = "map"
-    fridge = SceneObject(id="fridge_1", label="fridge")
-    fridge.pose.position.x, fridge.pose.orientation.w = 3.0, 1.0
-    fridge.size.x, fridge.size.y, fridge.size.z = 0.8, 0.6, 0.9
-    graph.objects = [fridge]
-    graph.robot.pose.orientation.w = 1.0
+    graph = _fridge_graph()
     call = Call("navigate_to", ("fridge_1",))
 
     def clearance(goal) -> float:

@@ -108,8 +108,7 @@ class ActionClient(_RclpyActionClient):
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         key = bytes(goal_id.uuid)
         with self._request_lock:
-            self._evidence.pop(key, None)
-            self._evidence[key] = GoalStatus.STATUS_UNKNOWN
+            self._evidence[key] = GoalStatus.STATUS_UNKNOWN  # watched: execute() records what it hears of it
         copies = [self.send_goal_async(goal, feedback_callback, goal_id)]
         deadline = time.monotonic() + timeout
         asked_at, probe, probed_at, refused_copy = time.monotonic(), None, 0.0, False
