@@ -50,8 +50,15 @@ def launch_arguments(share: str) -> list:
     ]
 
 
+# The embedded graph's view, on what this graph publishes: robot_state_publisher's description, the
+# bridged camera, Nav2's global plan (planner_server's `plan`); its robot-pose arrow and the
+# stand-in's world markers have no publisher here (the robot model is drawn from TF)
 RVIZ_TOPICS = {"/conceptagent/robot_description": "/robot_description",
-               "/conceptagent/camera/color/image_raw": "/camera/image"}
+               "/conceptagent/camera/color/image_raw": "/camera/image", "/conceptagent/path": "/plan"}
+# without a window: the server alone, and ogre2's sensors (the RGB-D camera, gpu_lidar) rendered
+# without a display, which `gz sim -s` alone does not do (gz-sim's --headless-rendering option)
+HEADLESS = "-s --headless-rendering "
+RVIZ_DROPPED = {"/conceptagent/robot_pose", "/conceptagent/scene_markers"}
 
 
 def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchContext
@@ -86,7 +93,7 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
         yaml.safe_dump(nav2, f)
     gz_sim = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(get_package_share_directory("ros_gz_sim"), "launch", "gz_sim.launch.py")),
-        launch_arguments={"gz_args": f"-r {'-s --headless-rendering ' if headless else ''}{world}", "on_exit_shutdown": "true"}.items())
+        launch_arguments={"gz_args": f"-r {HEADLESS if headless else ''}{world}", "on_exit_shutdown": "true"}.items())
     state_publisher = Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                            parameters=[{"robot_description": urdf, "use_sim_time": sim_time == "true"}])
     spawn = Node(package="ros_gz_sim", executable="create", output="screen",
@@ -102,15 +109,20 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
                         output="screen", parameters=[LaunchConfiguration("params_file"),
                                                      {"kinematics.urdf": kinematics_path,
                                                       "use_sim_time": sim_time == "true"}])
-    # rviz with the view's robot model and camera on what this graph publishes: robot_state_publisher's
-    # /robot_description and the bridged /camera/image (the view's defaults are the embedded graph's)
+    # rviz with the embedded view turned to this graph's topics (RVIZ_TOPICS)
     rviz_path = os.path.join(scratch, "conceptagent.rviz")
     with open(os.path.join(share, "rviz", "conceptagent.rviz")) as f:
-        view = f.read()
-    for embedded, gazebo in RVIZ_TOPICS.items():
-        view = view.replace(f"Value: {embedded}\n", f"Value: {gazebo}\n")
+        view = yaml.safe_load(f)
+    kept = []
+    for display in view["Visualization Manager"]["Displays"]:
+        for key in ("Topic", "Description Topic"):
+            if isinstance(display.get(key), dict):
+                display[key]["Value"] = RVIZ_TOPICS.get(display[key]["Value"], display[key]["Value"])
+        if not (isinstance(display.get("Topic"), dict) and display["Topic"]["Value"] in RVIZ_DROPPED):
+            kept.append(display)
+    view["Visualization Manager"]["Displays"] = kept
     with open(rviz_path, "w") as f:
-        f.write(view)
+        yaml.safe_dump(view, f, sort_keys=False)
     rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log", arguments=["-d", rviz_path],
                 parameters=[{"use_sim_time": sim_time == "true"}], condition=IfCondition(LaunchConfiguration("rviz")))
     return [gz_sim, state_publisher, spawn, nav, manipulation, rviz]

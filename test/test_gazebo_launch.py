@@ -297,3 +297,11 @@ def test_the_arms_reach_check_solves_over_the_arm_alone(launch) -> None:
     given = next(p for p in node.kwargs["parameters"] if isinstance(p, dict) and "kinematics.urdf" in p)
     text = Path(given["kinematics.urdf"]).read_text()
     assert '<joint name="torso_lift_joint" type="fixed">' in text
+
+
+def test_headless_renders_the_sensors_without_a_display() -> None:
+    """`gz sim -s` alone leaves ogre2's sensors without a render context on a machine with no display."""
+    for headless, expected in (("true", "-r -s --headless-rendering "), ("false", "-r ")):
+        entities = _load_launch({"headless": headless})
+        gz = next(e for e in entities if _kind(e) == "IncludeLaunchDescription" and "gz_sim" in e.args[0].args[0])
+        assert dict(gz.kwargs["launch_arguments"])["gz_args"].startswith(expected)
