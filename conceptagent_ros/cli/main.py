@@ -1,5 +1,5 @@
 """The `conceptagent` command: one parser, each command's arguments beside its handler
-(cli/tasks.py, perception.py, voxposer.py, preconditions.py, ros.py, world.py, robot.py). Exit codes: 0 success, 1 the
+(cli/tasks.py, perception.py, models.py, voxposer.py, preconditions.py, ros.py, world.py, robot.py). Exit codes: 0 success, 1 the
 task failed, 2 bad input."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 
-from conceptagent_ros.cli import perception, preconditions, robot, ros, tasks, voxposer, world
+from conceptagent_ros.cli import models, perception, preconditions, robot, ros, tasks, voxposer, world
 from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_OK, OneLineParser, printable
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     tasks.add_parsers(sub)
     perception.add_parsers(sub)
+    models.add_parsers(sub)
     voxposer.add_parsers(sub)
     preconditions.add_parsers(sub)
     ros.add_parsers(sub)

@@ -1,8 +1,8 @@
-"""`conceptagent perceive`, `conceptagent perception-bench` and `conceptagent models fetch`."""
+"""`conceptagent perceive`, `conceptagent perception-bench`, and the perception part of `conceptagent
+models fetch` (cli/models.py)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import urllib.request
@@ -47,12 +47,6 @@ def add_parsers(sub: Any) -> None:
                    help="also time each configured network per frame (needs its weights; use on a GPU machine)")
     b.add_argument("--config", help="perception YAML for --networks")
     b.set_defaults(func=cmd_perception_bench)
-
-    m = sub.add_parser("models", help="perception model weights")
-    m_sub = m.add_subparsers(dest="models_command", required=True)
-    fetch = m_sub.add_parser("fetch", help="download the configured perception models (run once, online)")
-    fetch.add_argument("--config", help="perception YAML (default config/perception.yaml)")
-    fetch.set_defaults(func=cmd_models_fetch)
 
 
 def _outputs(object_map: Any, out: Path, extra: dict[str, Any], title: str) -> None:
@@ -193,11 +187,12 @@ def _download(url: str, target: Path) -> None:
         raise ConceptAgentError(f"could not download {url}: {e}") from e
 
 
-def cmd_models_fetch(args: argparse.Namespace) -> int:
+def fetch_perception_models(config: str | None) -> list[str]:
+    """The perception configuration's weights, from their hubs and URLs; what was fetched."""
     from conceptagent_ros.perception.config import load_perception_spec
     from conceptagent_ros.perception.model_files import expand
 
-    spec = load_perception_spec(args.config)
+    spec = load_perception_spec(config)
     print("Fetching the perception models of the configuration:")
     hub = []
     if spec.detector.kind in ("owlv2", "owlvit", "grounding_dino"):
@@ -231,5 +226,4 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
             raise ConfigError(f"{target} is missing and the config gives no URL to fetch it from")
         else:
             _download(url, target)
-    print(json.dumps({"fetched": hub + [str(t) for _, t in files]}))
-    return 0
+    return hub + [str(t) for _, t in files]

