@@ -269,3 +269,26 @@ def test_a_spin_thread_that_raises_is_reported_and_fails_the_waits(domain: int, 
         executor.shutdown(timeout_sec=2.0)
         node.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+def test_a_goal_no_server_takes_times_out_and_is_canceled_by_id(domain: int) -> None:
+    class IgnoresEveryRequest(ActionServer):
+        cancels: list[bytes] = []
+
+        async def _execute_goal_request(self, request_header_and_message: Any) -> None:
+            return  # every copy lost on the way
+
+        async def _execute_cancel_request(self, request_header_and_message: Any) -> None:
+            self.cancels.append(bytes(request_header_and_message[1].goal_info.goal_id.uuid))
+            await super()._execute_cancel_request(request_header_and_message)
+
+    runs = Runs(seconds=0.1, feedback=False)
+    with _graph(domain, IgnoresEveryRequest, runs) as (server, client, _):
+        started = time.monotonic()
+        answer = client.send_goal_reliably(ExecuteTask.Goal(instruction="nobody"), timeout=2.5, resend_after=0.5)
+        assert answer.handle is None and answer.why == "timeout"
+        assert 2.5 <= time.monotonic() - started < 5.0
+        deadline = time.monotonic() + 5.0
+        while not server.cancels and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(server.cancels) == 1 and runs.count == 0  # the goal is canceled by its id, and never ran

@@ -59,10 +59,11 @@ THIRD_PARTY = {"yaml": ("python3-yaml", "PyYAML"), "numpy": ("python3-numpy", "n
                "matplotlib": ("python3-matplotlib", "matplotlib")}
 
 
-def _expand(controllers: bool = True) -> ET.Element:
+def _expand() -> ET.Element:
+    """The description as the Gazebo launch expands it: sensors, plugins and the ros2_control block."""
     from xacro import process_file
 
-    mappings = {"controllers_file": str(GAZEBO / "controllers.yaml") if controllers else "", "gazebo": "true"}
+    mappings = {"controllers_file": str(GAZEBO / "controllers.yaml"), "gazebo": "true"}
     return ET.fromstring(process_file(str(ROOT / "description" / "conceptagent_mm.urdf.xacro"),
                                       mappings=mappings).toxml())
 

@@ -45,10 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from action_msgs.msg import GoalStatus
-from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient as _RclpyActionClient
 from rclpy.action.client import ClientGoalHandle
-from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 from conceptagent_ros.ros.futures import wait_done
@@ -210,13 +208,7 @@ class ActionClient(_RclpyActionClient):
 
     def cancel_goal_id(self, goal_id: UUID) -> Any:
         """Ask the server to cancel a goal by id, whether or not this client ever got its handle."""
-        request = CancelGoal.Request()
-        request.goal_info.goal_id = goal_id
-        with self._request_lock:
-            sequence_number = self._client_handle.send_cancel_request(request)
-            future = self._make_future(self._pending_cancel_requests, sequence_number)
-            future.add_done_callback(self._remove_pending_cancel_request)
-        return future
+        return self._cancel_goal_async(self._adopt(goal_id, None, register=False))
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def _adopt(self, goal_id: UUID, status: int | None, register: bool = True) -> ClientGoalHandle:
@@ -264,12 +256,6 @@ class ActionClient(_RclpyActionClient):
     @staticmethod
     def _sequence_of(future: Any, pending: dict[int, Any]) -> int | None:
         return next((sequence for sequence, f in pending.items() if f is future), None)
-
-    def _make_future(self, pending: dict[int, Any], sequence_number: int) -> Any:
-        future = Future()
-        pending[sequence_number] = future
-        self.add_future(future)
-        return future
 
     # -- rclpy's hooks, under the lock -------------------------------------------------------------
     def _remove_pending_result_request(self, future: Any) -> None:
