@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: models run test test-fast ros ros-up ros-demo manipulation-demo body-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
+.PHONY: models local-llm run run-local test test-fast ros ros-up ros-demo manipulation-demo body-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,14 +34,31 @@ ros: $(ROS_INTERFACES)
 models: $(VENV)/.installed
 	$(VENV)/bin/conceptagent models fetch --only llm
 
+# llama.cpp's server for `--llm local`, built from its sdist (about 4-7 minutes on 2 cores, once)
+$(VENV)/.llama-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -c constraints.txt -e '.[llama]'
+	touch $@
+
+local-llm: $(VENV)/.llama-installed
+
 run: $(VENV)/.installed
 	$(VENV)/bin/conceptagent run "$(INSTRUCTION)" --scene $(SCENE) --llm offline
 
+# the same task chosen by the default local language model on CPU (fetched and built on first use)
+run-local: $(VENV)/.llama-installed
+	$(VENV)/bin/conceptagent models fetch --only llm
+	$(VENV)/bin/conceptagent run "$(INSTRUCTION)" --scene $(SCENE) --llm local
+
 # The ROS tests must not skip here: CONCEPTAGENT_REQUIRE_ROS turns a missing rclpy into a failure.
-test: $(ROS_INTERFACES)
+# The real-model tests run on the smallest local model (fetched, verified, once per models directory)
+# and must not skip here either: CONCEPTAGENT_REQUIRE_LOCAL_LLM turns a missing runtime or model into a failure.
+TEST_MODEL ?= qwen2.5-coder-0.5b-instruct
+test: $(ROS_INTERFACES) $(VENV)/.llama-installed
 	tools/ensure_nftables.sh
 	tools/ensure_sdformat.sh
-	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 $(PY) -m pytest -q
+	$(VENV)/bin/conceptagent models fetch --model $(TEST_MODEL)
+	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 CONCEPTAGENT_REQUIRE_LOCAL_LLM=1 \
+		CONCEPTAGENT_TEST_MODEL=$(TEST_MODEL) $(PY) -m pytest -q
 
 test-fast: $(ROS_INTERFACES)
 	CONCEPTAGENT_REQUIRE_ROS=1 $(PY) -m pytest -q -m "not slow"

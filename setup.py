@@ -71,6 +71,9 @@ setup(
         # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
+        # `--llm local`: llama.cpp's OpenAI-compatible server for the GGUF models `conceptagent models fetch`
+        # puts in the models directory (builds from its sdist: about 4-7 minutes on 2 cores)
+        "llama": ["llama-cpp-python[server]==0.3.36"],
         # VoxPoser's tabletop: PyBullet (its wheel ships the Franka Panda URDF), SciPy for the value maps
         "sim3d": ["pybullet>=3.2.6", "scipy>=1.10", "scikit-image>=0.22"],  # scikit-image: the base's paths
         # the RGB-D perception pipeline, the embedded camera (`run --perception camera`) and bag replay

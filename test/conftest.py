@@ -15,8 +15,8 @@ def chat_server():
     """Start a scripted chat-completions server; call it with the script."""
     servers: list[ScriptedChatServer] = []
 
-    def start(script: list, next_token_logprobs=None) -> ScriptedChatServer:
-        server = ScriptedChatServer(script, next_token_logprobs).__enter__()
+    def start(script: list, next_token_logprobs=None, rejects: tuple[str, ...] = ()) -> ScriptedChatServer:
+        server = ScriptedChatServer(script, next_token_logprobs, rejects).__enter__()
         servers.append(server)
         return server
 

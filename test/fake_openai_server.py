@@ -7,6 +7,8 @@ Each scripted item is one of:
   {"raw": b"..."}                 -> 200 with exactly these body bytes (truncated / non-JSON)
   {"text": "...", "single": True} -> one choice even when the request asks for n
 When the script runs out, the last item repeats. Requests are recorded for assertions.
+`rejects` names request fields the server does not know: a request with one is answered 400, as
+OpenAI answers an unknown argument (an older server without `response_format`, say).
 
 `/v1/completions` (the legacy endpoint, used for token log-probabilities) is answered by the
 `next_token_logprobs(prompt) -> {token: logprob}` callable, one token per request.
@@ -23,8 +25,10 @@ from typing import Any
 
 class ScriptedChatServer:
     def __init__(self, script: list[Any] | None = None,
-                 next_token_logprobs: Callable[[str], dict[str, float]] | None = None):
+                 next_token_logprobs: Callable[[str], dict[str, float]] | None = None,
+                 rejects: tuple[str, ...] = ()):
         self.script: list[Any] = list(script or ["{}"])
+        self.rejects = rejects
         self.next_token_logprobs = next_token_logprobs
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -39,6 +43,12 @@ class ScriptedChatServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                unknown = [field for field in server.rejects if field in body]
+                if unknown:
+                    message = f"Unrecognized request argument supplied: {unknown[0]}"
+                    self._send(400, json.dumps({"error": {"message": message, "type": "invalid_request_error",
+                                                          "param": unknown[0]}}).encode())
+                    return
                 if self.path.rstrip("/").endswith("/completions") and "/chat/" not in self.path:
                     self._completion(body)
                     return

@@ -176,7 +176,7 @@ def test_a_chat_model_on_a_local_server_runs_the_household_planner_on_an_eai_wor
     row = run_planner_task(task(root, "1027_2"), root, "react", "openai:test-model", 0, 10)
     assert row["success"], row
     assert row["blocked"] == 1 and row["premature_done"] == 1 and row["llm_calls"] == 6
-    prompts = [r["messages"][1]["content"] for r in server.requests]
+    prompts = [r["messages"][-1]["content"] for r in server.requests]  # the latest turn carries the feedback
     systems = server.requests[0]["messages"][0]["content"]
     assert "walk_towards(char, obj)" in systems and "bed:" in prompts[0]
     assert "(lying character) is false" in prompts[1]  # the refused sleep, with its cause

@@ -88,7 +88,7 @@ def test_disk_cache_answers_repeated_requests(chat_server, tmp_path):
     ("", None, "empty"),
     ('{"thought": "cut off', None, "not valid JSON"),
     ('{"thought": "no action"}', None, 'no "action"'),
-    ('{"action": "pick(apple_1); import os; os.system(\'rm -rf /\')"}', None, "object ids"),
+    ('{"action": "pick(apple_1); import os; os.system(\'rm -rf /\')"}', None, "nothing else"),
     ('{"action": 42}', None, 'no "action"'),
     ("I refuse." * 5000, None, "no JSON"),
     ('{"skill": "pick", "args": [{"$ne": 1}]}', None, "list of object ids"),
@@ -142,7 +142,7 @@ def test_llm_agent_gets_feedback_and_recovers(chat_server):
     stats = agent.run("open the fridge", None)
     assert stats.declared_done and world.scene.objects["fridge_1"].flag("open")
     assert [str(o.call) for o in executed] == ["navigate_to(fridge_1)", "open(fridge_1)"]
-    prompts = [r["messages"][1]["content"] for r in server.requests]
+    prompts = [r["messages"][-1]["content"] for r in server.requests]  # the feedback ends the conversation
     assert "could not be used" in prompts[1]
     assert "unknown object(s) 'unicorn_1'" in prompts[2]
     assert "(near fridge_1) is false" in prompts[3]

@@ -36,15 +36,15 @@ def cmd_preconditions(args: argparse.Namespace) -> int:
     predicates = load_predicates()
     types = sorted(set(category_defaults()) | {"room"})
     if args.action == "generate":
-        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+        from conceptagent_ros.llm.chat_factory import open_chat_model
         from conceptagent_ros.planning.preconditions.generate import PreconditionGenerator
 
         spec = parse_llm_spec(args.llm)
-        if spec.kind != "openai":
-            raise ConceptAgentError("precondition generation needs a language model: use --llm openai:MODEL "
-                                    "(the offline backend cannot write preconditions)")
+        if not spec.chat:
+            raise ConceptAgentError("precondition generation needs a language model: use --llm openai:MODEL or "
+                                    "--llm local (the offline backend cannot write preconditions)")
         cache = Path(args.cache) if args.cache else user_cache_dir() / "preconditions"
-        generator = PreconditionGenerator(OpenAIChatModel.from_env(spec.model), predicates, types,
+        generator = PreconditionGenerator(open_chat_model(spec), predicates, types,
                                           retries=args.retries, cache_dir=cache)
         results = generator.generate_all(skills, args.skill,
                                          progress=lambda s: print(f"generating preconditions for {s} ...", file=sys.stderr))

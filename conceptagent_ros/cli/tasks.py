@@ -136,8 +136,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_episode(spec, on_step=show)
     print(f"Goal: {result.goal}")
     verdict = "SUCCESS: the goal holds" if result.success else f"FAILED: unmet {', '.join(result.unmet) or 'goal'}"
+    per_call = f" ({result.llm_seconds / result.llm_calls:.2f} s per call)" if result.llm_calls else ""
     print(f"{verdict} after {result.stats.steps} steps ({result.stats.stop_reason}); "
-          f"LLM calls {result.llm_calls}, tokens {result.prompt_tokens + result.completion_tokens}, "
+          f"LLM calls {result.llm_calls}{per_call}, tokens {result.prompt_tokens + result.completion_tokens}, "
           f"wall {result.stats.wall_seconds:.1f} s")
     if args.trace:
         print(f"Trace written to {args.trace}")

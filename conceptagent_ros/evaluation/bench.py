@@ -101,8 +101,10 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                 elapsed = time.perf_counter() - start
                 eta = elapsed / max(1, done - resumed) * (total - done)
                 mark = "ok  " if row.get("success") else "FAIL"
+                calls = int(row.get("llm_calls", 0) or 0)
+                per_call = f"  {row.get('llm_seconds', 0.0) / calls:5.2f} s/call" if calls else ""
                 stream.write(f"[{done:>4}/{total}] {mark} {planner:<24} {config.llm:<16} seed {seed} {task.id:<12} "
-                             f"steps {row.get('stats', {}).get('steps', '-'):>3}  "
+                             f"steps {row.get('stats', {}).get('steps', '-'):>3}{per_call}  "
                              f"elapsed {elapsed:6.1f}s  eta {eta:6.1f}s\n")
                 stream.flush()
     return rows
@@ -120,7 +122,8 @@ SUMMARY_COLUMNS = ("planner", "llm", "suite", "episodes", "successes", "success_
                    "goal_condition_recall", "mean_steps",
                    "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "llm_calls_per_action",
                    "prompt_tokens", "completion_tokens", "tokens", "planning_seconds", "planning_ms_per_decision",
-                   "errors", "goals_right", "goals_wrong", "goals_refused", "success_given_right_goal")
+                   "unusable_replies", "seconds_per_call", "seconds_per_task", "errors", "goals_right", "goals_wrong",
+                   "goals_refused", "success_given_right_goal")
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -137,6 +140,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         prompt = sum(r.get("prompt_tokens", 0) for r in items)
         completion = sum(r.get("completion_tokens", 0) for r in items)
         seconds = sum(r.get("planner_seconds", 0.0) for r in items)
+        llm_seconds = sum(r.get("llm_seconds", 0.0) for r in items)
         wins = sum(bool(r.get("success")) for r in items)
         low, high = wilson(wins, n)
         summary.append({
@@ -152,6 +156,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "prompt_tokens": prompt / n, "completion_tokens": completion / n, "tokens": (prompt + completion) / n,
             "planning_seconds": seconds / n,
             "planning_ms_per_decision": 1000 * seconds / decisions if decisions else 0.0,
+            # replies the parser could not turn into a call (0 wherever a schema held the model)
+            "unusable_replies": sum(s.get("malformed_replies", 0) for s in stats) / n,
+            "seconds_per_call": llm_seconds / calls if calls else 0.0,  # the model's own time per call
+            "seconds_per_task": sum(r.get("wall_seconds", 0.0) for r in items) / n,
             "errors": sum(1 for r in items if "error" in r),
         })
         verdicts = [str(r["goal_right"]) for r in items if "goal_right" in r]
@@ -167,8 +175,8 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     head = ("| planner | LLM | suite | episodes | success [95% CI] | goal-condition recall | steps | infeasible proposed "
             "| infeasible executed | corrections | LLM calls | calls / action | prompt tokens | completion tokens "
-            "| planning ms / decision |")
-    lines = [head, "|" + "---|" * 15]
+            "| planning ms / decision | unusable replies | s / call | s / task |")
+    lines = [head, "|" + "---|" * 18]
     for s in summary:
         lines.append(
             f"| {s['planner']} | {s['llm']} | {s['suite']} | {s['episodes']} | {s['success_rate']:.0%} "
@@ -176,7 +184,8 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
             f"| {s['goal_condition_recall']:.0%} | {s['mean_steps']:.1f} | {s['infeasible_proposed']:.2f} "
             f"| {s['infeasible_executed']:.2f} | {s['corrections']:.2f} | {s['llm_calls']:.1f} "
             f"| {s['llm_calls_per_action']:.1f} | {s['prompt_tokens']:.0f} | {s['completion_tokens']:.0f} "
-            f"| {s['planning_ms_per_decision']:.1f} |"
+            f"| {s['planning_ms_per_decision']:.1f} | {s.get('unusable_replies', 0.0):.2f} "
+            f"| {s.get('seconds_per_call', 0.0):.2f} | {s.get('seconds_per_task', 0.0):.1f} |"
         )
     translated = [s for s in summary if "goals_right" in s]
     if translated:
@@ -193,7 +202,8 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
 
 EPISODE_COLUMNS = ("suite", "task_id", "planner", "llm", "seed", "success", "goal_progress", "steps", "executed",
                    "infeasible_proposed", "infeasible_executed", "corrections", "llm_calls", "prompt_tokens",
-                   "completion_tokens", "planner_seconds", "stop_reason", "error", "goal", "goal_right")
+                   "completion_tokens", "planner_seconds", "llm_seconds", "wall_seconds", "stop_reason", "error", "goal",
+                   "goal_right")
 
 
 def episode_record(row: dict[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,7 @@ class EpisodeResult:
     planner_counters: dict[str, float] = field(default_factory=dict)  # planner-specific figures
     judged_on: str = ""  # the goal success was judged on, where it is not `goal`
     wall_seconds: float = 0.0  # the episode's wall time, the language model's included
+    llm_seconds: float = 0.0  # the language model's own time (the sum over its calls)
     # every executed call that failed, as "skill:KIND" (KIND: its named error code, else its failure kind)
     skill_failures: list[str] = field(default_factory=list)
 
@@ -189,5 +190,6 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
         goal_progress=judged.progress(truth), unmet=judged.unmet(truth), stats=outcome.stats,
         llm_calls=outcome.llm_calls, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
         planner_seconds=max(0.0, wall - outcome.llm_seconds), planner_counters=outcome.planner_counters,
-        judged_on=judged.text if spec.judge_goal else "", wall_seconds=wall, skill_failures=failures,
+        judged_on=judged.text if spec.judge_goal else "", wall_seconds=wall, llm_seconds=outcome.llm_seconds,
+        skill_failures=failures,
     )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,15 @@ class ChatReply:
     choices: tuple[str, ...] = ()  # all n choices (text is choices[0])
 
 
+@dataclass(frozen=True)
+class ReplySchema:
+    """The shape a reply must have, as a JSON schema; `name` is what OpenAI's `json_schema.name` carries.
+    Sent as `response_format`, it constrains what a server lets its model write."""
+
+    name: str
+    schema: dict[str, Any]
+
+
 class ChatModel(Protocol):
     name: str
 
@@ -35,6 +44,8 @@ class ChatModel(Protocol):
         json_mode: bool = False,
         n: int = 1,
         logit_bias: Mapping[int, float] | None = None,
+        schema: ReplySchema | None = None,
+        seed: int | None = None,
     ) -> ChatReply: ...
 
 

@@ -6,6 +6,9 @@
                           simulated:hallucination=0.1,infeasible=0.1,order=0,critic=0.2,decide=0.1,
                           or a profile named in config/llm_profiles.yaml, e.g. simulated:realistic
   openai:MODEL            any OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY)
+  local[:NAME]            a model fetched by `conceptagent models fetch`, served on CPU by llama.cpp,
+                          which the project starts and stops (llm/local_server.py); NAME: a catalogue
+                          name or a part of one (local:0.5b), default the catalogue's default
   hf:PATH                 a local transformers causal LM (grounded decoding only)
 """
 from __future__ import annotations
@@ -18,7 +21,7 @@ import yaml
 
 from conceptagent_ros.errors import ConceptAgentError
 
-KNOWN_KINDS = ("offline", "simulated", "openai", "hf")
+KNOWN_KINDS = ("offline", "simulated", "openai", "local", "hf")
 DEFAULT_SIMULATED_RATE = "0.2"
 
 
@@ -35,6 +38,11 @@ class LLMSpec:
         return self.kind if not self.model else f"{self.kind}:{self.model}"
 
     @property
+    def chat(self) -> bool:
+        """Answered by a chat server (any OpenAI-compatible one, or the local model's llama.cpp)."""
+        return self.kind in ("openai", "local")
+
+    @property
     def simulated(self) -> SimulatedProfile:
         """The simulated model's profile: as parsed, or resolved now for a spec built by hand."""
         if self.kind != "simulated":
@@ -47,12 +55,17 @@ def parse_llm_spec(text: str) -> LLMSpec:
     kind, _, model = text.partition(":")
     kind = kind.lower()
     if kind not in KNOWN_KINDS:
-        raise ConceptAgentError(f"unknown --llm '{text}'; use one of: offline, simulated[:RATE], openai:MODEL, hf:PATH")
+        raise ConceptAgentError(f"unknown --llm '{text}'; use one of: offline, simulated[:RATE], openai:MODEL, "
+                                "local[:NAME], hf:PATH")
     if kind in ("openai", "hf") and not model:
         example = "gpt-4o-mini" if kind == "openai" else "/path/to/model"
         raise ConceptAgentError(f"--llm {kind} needs a model, e.g. --llm {kind}:{example}")
     if kind == "offline" and model:
         raise ConceptAgentError("--llm offline takes no model name")
+    if kind == "local":
+        from conceptagent_ros.llm.local_server import local_model_name
+
+        return LLMSpec(kind, local_model_name(model))  # an unknown name is bad input now
     if kind == "simulated":
         model = model or DEFAULT_SIMULATED_RATE
         # a bad rate or profile is bad input now, not an error mid-benchmark

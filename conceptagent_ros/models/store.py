@@ -26,10 +26,14 @@ def models_dir() -> Path:
 
 
 def lookup(name: str) -> RegistryModel:
-    try:
+    """A model by its name, or by a part of it that names one model only (`0.5b`)."""
+    if name in CATALOGUE:
         return CATALOGUE[name]
-    except KeyError:
-        raise ConfigError(f"no model {name!r}; the models the project fetches: {', '.join(CATALOGUE)}") from None
+    matches = [m for key, m in CATALOGUE.items() if name and name.lower() in key]
+    if len(matches) == 1:
+        return matches[0]
+    raise ConfigError(f"{'ambiguous' if matches else 'no'} model {name!r}; the models the project fetches: "
+                      f"{', '.join(CATALOGUE)}")
 
 
 def model_file(model: RegistryModel) -> Path:

@@ -1,7 +1,9 @@
 """Every planner role answered by a chat model (any OpenAI-compatible server): prompt, call, parse.
 
 A failing server or an unreadable reply never raises into the planner: the role returns an empty
-answer with the reason, which the planner feeds back or falls back on.
+answer with the reason, which the planner feeds back or falls back on. Every request names the
+shape of its reply (planning/reply_schemas.py); a server that refuses that gets the prompt alone,
+and the parser (planning/reply_parsing.py) reads what it can of a free reply.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 from conceptagent_ros.errors import LLMError
 from conceptagent_ros.llm.base import ChatMessage, ChatModel, ChatReply
 from conceptagent_ros.llm.logit_bias import TokenIds, bias_for_words
-from conceptagent_ros.planning import prompts
+from conceptagent_ros.planning import prompts, reply_schemas
 from conceptagent_ros.planning.proposal import Critique, DecisionContext, TokenUsage
 from conceptagent_ros.planning.reply_parsing import (
     parse_action_reply,
@@ -43,23 +45,30 @@ class ChatRoles:
         self.usage.add(reply.prompt_tokens, reply.completion_tokens, reply.seconds)
         return reply
 
+    @staticmethod
+    def _call_schema(context: DecisionContext) -> reply_schemas.Schema:
+        return reply_schemas.call_schema(context.skills, context.state.types)
+
     def propose_actions(self, context: DecisionContext, k: int, planned: Sequence[SkillCall] = ()) -> Candidates:
         if k == 1 and not planned:
-            reply = self._ask(prompts.react_messages(context), temperature=self.temperature)
+            reply = self._ask(prompts.react_messages(context), temperature=self.temperature,
+                              schema=reply_schemas.action_reply(self._call_schema(context)))
             if isinstance(reply, str):
                 return Candidates((), error=reply)
-            parsed = parse_action_reply(reply.text)
+            parsed = parse_action_reply(reply.text, context.skills)
             calls = (parsed.call,) if parsed.call else ()
             return Candidates(calls, reply.text, parsed.thought, parsed.error)
-        reply = self._ask(prompts.expand_messages(context, k, planned), temperature=self.temperature)
+        reply = self._ask(prompts.expand_messages(context, k, planned), temperature=self.temperature,
+                          schema=reply_schemas.actions_reply(self._call_schema(context), k))
         if isinstance(reply, str):
             return Candidates((), error=reply)
-        proposed, errors = parse_call_list(reply.text, "actions")
+        proposed, errors = parse_call_list(reply.text, "actions", context.skills)
         unique = tuple(dict.fromkeys(proposed))[:k]
         return Candidates(unique, reply.text, error="; ".join(errors) or None)
 
     def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique:
-        reply = self._ask(prompts.critic_messages(context, plan), temperature=0.0)
+        reply = self._ask(prompts.critic_messages(context, plan), temperature=0.0,
+                          schema=reply_schemas.critique_reply())
         if isinstance(reply, str):
             return Critique(0.0, reply)
         score, why = parse_score(reply.text)
@@ -71,27 +80,31 @@ class ChatRoles:
     def sample_plans(self, context: DecisionContext, options: SamplingOptions) -> PlanSamples:
         messages = prompts.plan_messages(context, options.examples, options.feedback)
         bias = self._bias(options.bias_words)
-        reply = self._ask(messages, temperature=options.temperature, n=options.n, logit_bias=bias or None)
+        schema = reply_schemas.plan_reply(self._call_schema(context))
+        reply = self._ask(messages, temperature=options.temperature, n=options.n, logit_bias=bias or None,
+                          schema=schema, seed=0)
         if isinstance(reply, str):
             return PlanSamples((), errors=(reply,))
         texts = list(reply.choices or (reply.text,))
-        # Servers without `n` answer once: ask again until there are n samples.
+        # Servers without `n` answer once: ask again, each sample with its own seed, until there are n.
         while len(texts) < options.n:
-            more = self._ask(messages, temperature=options.temperature, logit_bias=bias or None)
+            more = self._ask(messages, temperature=options.temperature, logit_bias=bias or None, schema=schema,
+                             seed=len(texts))
             if isinstance(more, str):
                 break
             texts.append(more.text)
         plans: list[tuple[SkillCall, ...]] = []
         errors: list[str] = []
         for i, text in enumerate(texts):
-            calls, problems = parse_call_list(text, "plan")
+            calls, problems = parse_call_list(text, "plan", context.skills)
             if calls:
                 plans.append(tuple(calls))
             errors.extend(f"sample {i + 1}: {p}" for p in problems)
         return PlanSamples(tuple(plans), tuple(texts), tuple(errors))
 
     def choose(self, context: DecisionContext, options: Sequence[SkillCall]) -> Choice:
-        reply = self._ask(prompts.decide_messages(context, options), temperature=0.0)
+        reply = self._ask(prompts.decide_messages(context, options), temperature=0.0,
+                          schema=reply_schemas.choice_reply(len(options)))
         if isinstance(reply, str):
             return Choice(None, error=reply)
         index, error = parse_choice(reply.text, len(options))

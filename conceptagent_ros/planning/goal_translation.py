@@ -17,6 +17,7 @@ from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
 from conceptagent_ros.planning.prompts import load_prompt
 from conceptagent_ros.planning.reply_parsing import first_json_object
+from conceptagent_ros.planning.reply_schemas import goal_reply
 from conceptagent_ros.scene.symbolic import PredicateSpec
 
 MAX_OBJECTS_IN_PROMPT = 300
@@ -50,10 +51,11 @@ def translate_goal(instruction: str, model: ChatModel, domain: PDDLDomain, predi
     """The goal the model writes for the instruction, checked; InstructionError when it cannot."""
     feedback = ""
     problem = ""
+    schema = goal_reply([p.name for p in predicates] + list(domain.types) + list(objects))
     for _ in range(ATTEMPTS):
         try:
             reply = model.complete(goal_messages(instruction, predicates, domain.types, objects, feedback),
-                                   json_mode=True, temperature=0.0)
+                                   json_mode=True, temperature=0.0, schema=schema)
         except LLMError as e:
             raise InstructionError(f"could not translate the instruction into a goal: {e}") from e
         try:

@@ -60,7 +60,21 @@ def _role_messages(role: str, context: DecisionContext, **extra: object) -> list
 
 
 def react_messages(context: DecisionContext) -> list[ChatMessage]:
-    return _role_messages("react", context)
+    """ReAct as a conversation: each past step is the model's own answer and the robot's reply to
+    it, and only the last message carries the current observation. A chat model reads its earlier
+    actions as its own (a small model otherwise plans from the start again at every step), and the
+    conversation grows only at its end, so the server's prompt cache keeps all but the last turn."""
+    messages = [_system("react_system", context.skills)]
+    said = f"Instruction: {context.instruction}"
+    for record in context.history:
+        action = str(record.call) if record.call else "(no valid action)"
+        messages += [ChatMessage("user", said), ChatMessage("assistant", f'{{"action": "{action}"}}')]
+        said = f"{record.step}. {action} -> {record.feedback[:600]}"
+    now = load_prompt("react_user").format(instruction=context.instruction, state=context.state_text)
+    if context.history:
+        now = said + "\n\n" + now.split("\n\n", 1)[1]  # the instruction was the first message
+    messages.append(ChatMessage("user", now))
+    return messages
 
 
 def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCall]) -> list[ChatMessage]:

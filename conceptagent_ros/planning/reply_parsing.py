@@ -10,10 +10,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from conceptagent_ros.skills.contract import SkillCall
+from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
 MAX_REPLY_CHARS = 20000
 _ID = re.compile(r"^[A-Za-z0-9_\-.]{1,80}$")
+_CALL = re.compile(r"([A-Za-z_][\w-]*)\s*\(([^()]*)\)")
+# what may stand between calls of a list a model wrote in one string: "a(x); b(y)", "a(x) then b(y)"
+_BETWEEN = re.compile(r"(?i)^(?:\s|[;,.|>-]|\d+\.|then|and|next)*$")
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,66 @@ class ParsedReply:
     call: SkillCall | None
     thought: str = ""
     error: str | None = None
+
+
+def read_call(text: str, skills: SkillLibrary | None = None) -> tuple[SkillCall | None, str]:
+    """One call from what a model wrote for one, or ('', why not) in words it can act on.
+
+    Takes what the model means where that is unambiguous: the first of several well-formed calls
+    ("one call at a time"), `name=value` arguments. Refuses, saying exactly what is wrong, a call
+    written with its signature (`open(obj)`), a wrong number of arguments, an unknown skill, and
+    calls mixed with anything else (nothing in the text is ever evaluated)."""
+    text = text.strip().strip("`").strip()
+    matches = list(_CALL.finditer(text))
+    if not matches:
+        try:
+            call = SkillCall.parse(text)  # `pick apple_1`
+        except ValueError as e:
+            return None, str(e)
+        return _checked_call(call, skills)
+    first = matches[0]
+    rest = text[first.end():]
+    if first.start() > 0 and not _BETWEEN.match(text[:first.start()]):
+        return None, f"write only the call, like {first.group(0)}; found text before it: {text[:first.start()][:60]!r}"
+    gaps = [text[a.end():b.start()] for a, b in zip(matches, matches[1:])] + [text[matches[-1].end():]]
+    if rest.lstrip().startswith(":"):  # "open(obj): open the fridge" (a line of the skill list)
+        matches = [first]
+    elif not all(_BETWEEN.match(gap) for gap in gaps):
+        return None, f"write one call like pick(apple_1) and nothing else; got {text[:80]!r}"
+    call = SkillCall(first.group(1).lower(), tuple(_argument(a) for a in first.group(2).split(",") if a.strip()))
+    checked, error = _checked_call(call, skills)
+    if checked is None:
+        return None, error
+    if len(matches) > 1:
+        return checked, f"one call at a time: took {checked}, the first of {len(matches)} calls written"
+    return checked, ""
+
+
+def _argument(text: str) -> str:
+    """`apple_1`, `'apple_1'`, `obj=apple_1` -> apple_1."""
+    text = text.strip().strip("'\"` ")
+    if "=" in text:
+        text = text.split("=", 1)[1].strip().strip("'\"` ")
+    return text
+
+
+def _checked_call(call: SkillCall, skills: SkillLibrary | None) -> tuple[SkillCall | None, str]:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", call.skill):
+        return None, f"{call.skill[:60]!r} is not a skill name"
+    spec = skills.get(call.skill) if skills is not None else None
+    if skills is not None and spec is None:
+        return None, f"{call.skill} is not a skill; the skills are {', '.join(skills.names())}"
+    if spec is not None:
+        params = [p.name for p in spec.params]
+        if params and any(a in params for a in call.args):
+            return None, (f"{spec.signature()} is the skill's signature: call it with object ids from the "
+                          f"observation in place of {', '.join(params)}")
+        if len(call.args) != spec.arity:
+            return None, (f"{spec.signature()} takes {spec.arity} object id{'s' if spec.arity != 1 else ''}, "
+                          f"not {len(call.args)}")
+    if len(call.args) > 6 or not all(_ID.match(a) for a in call.args):
+        return None, "arguments must be a few object ids like apple_1"
+    return call, ""
 
 
 def _json_objects(text: str) -> list[Any]:
@@ -44,7 +107,7 @@ def _unfenced(text: str | None) -> str | None:
     return re.sub(r"```(?:json)?", "", str(text)[:MAX_REPLY_CHARS])
 
 
-def parse_action_reply(text: str | None) -> ParsedReply:
+def parse_action_reply(text: str | None, skills: SkillLibrary | None = None) -> ParsedReply:
     stripped = _unfenced(text)
     if stripped is None:
         return ParsedReply(None, error="the reply was empty")
@@ -59,27 +122,24 @@ def parse_action_reply(text: str | None) -> ParsedReply:
             skill, args = obj.get("skill"), obj.get("args", [])
             if not isinstance(skill, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
                 return ParsedReply(None, thought, '"skill" must be a string and "args" a list of object ids')
-            return _checked(SkillCall(skill.strip().lower(), tuple(a.strip() for a in args)), thought)
+            return _checked(SkillCall(skill.strip().lower(), tuple(a.strip() for a in args)), thought, skills)
         if isinstance(action, str):
-            try:
-                return _checked(SkillCall.parse(action), thought)
-            except ValueError as e:
-                return ParsedReply(None, thought, f'could not read "action": {e}')
+            call, why = read_call(action, skills)
+            if call is None:
+                return ParsedReply(None, thought, f'could not use "action": {why}')
+            return ParsedReply(call, f"({why}) {thought}" if why else thought)
         return ParsedReply(None, thought, 'the JSON object has no "action" string like "pick(apple_1)"')
     match = re.search(r"(?im)^\s*(?:action|next action)\s*[:=]\s*`?([a-z_]+\s*\([^()\n]*\))", stripped)
     if match:
-        return _checked(SkillCall.parse(match.group(1)), "")
+        return _checked(SkillCall.parse(match.group(1)), "", skills)
     if stripped.lstrip().startswith("{"):
         return ParsedReply(None, error="the reply is not valid JSON (cut off or malformed)")
     return ParsedReply(None, error='no JSON object found; answer {"thought": "...", "action": "skill(args)"}')
 
 
-def _checked(call: SkillCall, thought: str) -> ParsedReply:
-    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", call.skill):
-        return ParsedReply(None, thought, f"{call.skill[:60]!r} is not a skill name")
-    if len(call.args) > 6 or not all(_ID.match(a) for a in call.args):
-        return ParsedReply(None, thought, "arguments must be a few object ids like apple_1")
-    return ParsedReply(call, thought)
+def _checked(call: SkillCall, thought: str, skills: SkillLibrary | None = None) -> ParsedReply:
+    checked, why = _checked_call(call, skills)
+    return ParsedReply(checked, thought, None if checked else why)
 
 
 # -- replies of the other planner roles ------------------------------------------------------------
@@ -95,7 +155,8 @@ def _first_object(text: str | None) -> dict[str, Any] | None:
     return next((o for o in _json_objects(stripped) if isinstance(o, dict)), None)
 
 
-def parse_call_list(text: str | None, key: str) -> tuple[list[SkillCall], list[str]]:
+def parse_call_list(text: str | None, key: str,
+                    skills: SkillLibrary | None = None) -> tuple[list[SkillCall], list[str]]:
     """`{"actions": ["pick(a)", ...]}` -> calls, plus one line per entry that could not be read."""
     obj = _first_object(text)
     if obj is None:
@@ -108,15 +169,11 @@ def parse_call_list(text: str | None, key: str) -> tuple[list[SkillCall], list[s
         if not isinstance(item, str):
             errors.append(f"{str(item)[:60]!r} is not a skill call string")
             continue
-        try:
-            parsed = _checked(SkillCall.parse(item), "")
-        except ValueError as e:
-            errors.append(f"could not read {item[:60]!r}: {e}")
-            continue
-        if parsed.call is None:
-            errors.append(parsed.error or f"could not read {item[:60]!r}")
+        call, why = read_call(item, skills)
+        if call is None:
+            errors.append(f"could not use {item[:60]!r}: {why}")
         else:
-            calls.append(parsed.call)
+            calls.append(call)
     return calls, errors
 
 

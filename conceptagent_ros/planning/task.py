@@ -137,13 +137,13 @@ def resolve_goal(instruction: str, goal_text: str | None, domain: PDDLDomain, ta
                                          {rid: room.category for rid, room in task_map.rooms.items()},
                                          complete=not task_map.unseen_ids_by_name)
         except InstructionError:
-            if llm is None or llm.kind != "openai":
+            if llm is None or not llm.chat:
                 raise
-            from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+            from conceptagent_ros.llm.chat_factory import open_chat_model
             from conceptagent_ros.planning.goal_translation import translate_goal
 
             objects = {oid: kind for oid, kind in task_map.known_types.items()}
-            return translate_goal(instruction, OpenAIChatModel.from_env(llm.model), domain, load_predicates(),
+            return translate_goal(instruction, open_chat_model(llm), domain, load_predicates(),
                                   objects, types)
     try:
         return Goal.parse(domain, text, types)

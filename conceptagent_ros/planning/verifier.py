@@ -2,6 +2,7 @@
 preconditions in the perceived state, and say which ones fail, in words the LLM reads."""
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -9,6 +10,7 @@ import unified_planning.model as up_model
 
 from conceptagent_ros.planning.pddl.compile import CompiledFormulas
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
+from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.pddl.explain import AtomHint, Explainer, render
 from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
@@ -18,9 +20,11 @@ from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 class UnsatisfiedCondition:
     formula: str  # grounded PDDL, e.g. "(open fridge_1)"
     reason: str  # e.g. "fridge_1 is closed"
+    remedy: str = ""  # a call whose PDDL effect makes it true, e.g. "open(fridge_1)"
 
     def __str__(self) -> str:
-        return f"{self.formula} is false: {self.reason}"
+        fix = f" ({self.remedy} would make it true)" if self.remedy else ""
+        return f"{self.formula} is false: {self.reason}{fix}"
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class Verdict:
         return {
             "feasible": self.feasible,
             "invalid_call": self.invalid_call,
-            "unsatisfied": [{"formula": u.formula, "reason": u.reason} for u in self.unsatisfied],
+            "unsatisfied": [{"formula": u.formula, "reason": u.reason, "remedy": u.remedy} for u in self.unsatisfied],
         }
 
 
@@ -80,6 +84,7 @@ class PreconditionVerifier:
         self.skills = skills
         self.compiled = CompiledFormulas()
         self.explainer = Explainer({p.name: p for p in domain.predicates}, self.compiled, hint)
+        self._effects: EffectModel | None = None  # built on the first refusal that needs it
         self._conjuncts = {
             name: [(c, self.compiled(c)) for c in top_level_conjuncts(parsed.precondition)]
             for name, parsed in domain.parsed.items()
@@ -104,11 +109,35 @@ class PreconditionVerifier:
             return Verdict(call, True)
         binding = dict(zip(self.domain.parsed[call.skill].params, call.args))
         failed = [
-            UnsatisfiedCondition(render(c, binding), self.explainer.why(c, state, binding, False))
+            UnsatisfiedCondition(render(c, binding), self.explainer.why(c, state, binding, False),
+                                 self._remedy(c, binding, state))
             for c, fn in self._conjuncts[call.skill]
             if not fn(state, binding)
         ]
         return Verdict(call, not failed, tuple(failed))
+
+    def _remedy(self, condition: up_model.FNode, binding: dict[str, str], state: SymbolicState) -> str:
+        """A call over the condition's own objects whose effects make a false literal true (near x:
+        navigate_to(x); open x: open(x)), read off the domain's effects; '' where none is that simple.
+        ConceptAgent feeds back what is unsatisfied; naming what satisfies it is what a small model
+        needs to act on that (it otherwise retries the refused call)."""
+        positive = not condition.is_not()
+        atom_node = condition if positive else condition.arg(0)
+        if not atom_node.is_fluent_exp():
+            return ""
+        words = render(atom_node, binding).strip("()").split()
+        atom, args = tuple(words), words[1:]
+        if not args or any(a.startswith("?") for a in args):
+            return ""
+        if self._effects is None:
+            self._effects = EffectModel(self.domain)
+        for skill in self.skills.actionable():
+            for combo in itertools.product(args, repeat=skill.arity):
+                candidate = SkillCall(skill.name, combo)
+                after = self._effects.apply(candidate, state)
+                if (atom in after.atoms) == positive and (atom in state.atoms) != positive:
+                    return str(candidate)
+        return ""
 
     def verify_all(self, calls: Sequence[SkillCall], state: SymbolicState) -> list[Verdict]:
         return [self.verify(c, state) for c in calls]

@@ -22,10 +22,10 @@ def make_writer(llm: str) -> ProgramWriter:
     spec = parse_llm_spec(llm)
     if spec.kind == "offline":
         return OfflineWriter()
-    if spec.kind == "openai":
-        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
-        return ChatWriter(OpenAIChatModel.from_env(spec.model), load_lmp_settings(spec.model))
-    raise ConceptAgentError(f"--llm {llm}: VoxPoser takes offline or openai:MODEL")
+    if spec.chat:
+        from conceptagent_ros.llm.chat_factory import open_chat_model
+        return ChatWriter(open_chat_model(spec), load_lmp_settings(spec.model))
+    raise ConceptAgentError(f"--llm {llm}: VoxPoser takes offline, openai:MODEL or local[:NAME]")
 
 
 def program_cache() -> ProgramCache:

@@ -53,11 +53,11 @@ def make_proposer(llm: str, task: EAITask, seed: int, foreign: Sequence[str]) ->
         return OfflineProposer()
     if spec.kind == "simulated":
         return SimulatedProposer(spec.simulated.errors, seed, task.id, foreign)
-    if spec.kind == "openai":
-        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
+    if spec.chat:
+        from conceptagent_ros.llm.chat_factory import open_chat_model
 
-        return ChatProposer(OpenAIChatModel.from_env(spec.model))
-    raise ConceptAgentError(f"--llm {llm}: the EAI suite runs offline, simulated[:...] or openai:MODEL")
+        return ChatProposer(open_chat_model(spec))
+    raise ConceptAgentError(f"--llm {llm}: the EAI suite runs offline, simulated[:...], openai:MODEL or local[:NAME]")
 
 
 def run_task(task: EAITask, root: Path, llm: str, seed: int, max_steps: int, foreign: Sequence[str],

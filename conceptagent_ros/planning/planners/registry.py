@@ -138,12 +138,12 @@ def make_planner_llm(llm: LLMSpec, domain: PDDLDomain, skills: SkillLibrary, see
         if llm.kind == "offline":
             return offline_llm(domain, skills, seed, oracle, words)
         return SimulatedLLM(domain, skills, llm.simulated.errors, seed, oracle=oracle, words=words)
-    if llm.kind == "openai":
+    if llm.chat:
+        from conceptagent_ros.llm.chat_factory import open_chat_model
         from conceptagent_ros.llm.logit_bias import tokenizer_from_env
-        from conceptagent_ros.llm.openai_chat import OpenAIChatModel
         from conceptagent_ros.planning.chat_roles import ChatRoles
 
-        return ChatRoles(OpenAIChatModel.from_env(llm.model), tokenizer_from_env())
+        return ChatRoles(open_chat_model(llm), tokenizer_from_env())
     raise ConceptAgentError(f"--llm {llm} serves only the grounded-decoding planner")
 
 
@@ -219,11 +219,13 @@ def _grounded_decoding(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skil
         usage = TokenUsage()
         hf_decoder = HFGroundedDecoder(llm.model, usage)
         return GroundedDecodingPlanner(lambda _ctx: hf_decoder, usage, verifier, config, label)
-    if llm.kind == "openai":
+    if llm.chat:  # the model's own next-token log-probabilities, from the server's /v1/completions
+        from conceptagent_ros.llm.chat_factory import open_chat_model
         from conceptagent_ros.planning.planners.grounded_decoding.language_models import CompletionsLogprobLM
 
         usage = TokenUsage()
-        endpoint = TokenLMDecoder(CompletionsLogprobLM(llm.model, usage))
+        chat = open_chat_model(llm)
+        endpoint = TokenLMDecoder(CompletionsLogprobLM(chat.model, usage, chat.client))
         return GroundedDecodingPlanner(lambda _ctx: endpoint, usage, verifier, config, label)
     from conceptagent_ros.planning.planners.grounded_decoding.language_models import CandidateMixtureLM
 

@@ -15,6 +15,7 @@ from conceptagent_ros.errors import LLMError, PDDLError, PreconditionGenerationE
 from conceptagent_ros.llm.base import ChatMessage, ChatModel
 from conceptagent_ros.planning.pddl.domain import PDDLDomain, normalize_formula
 from conceptagent_ros.planning.prompts import load_prompt
+from conceptagent_ros.planning.reply_schemas import precondition_reply
 from conceptagent_ros.scene.symbolic import PredicateSpec
 from conceptagent_ros.skills.contract import SkillLibrary, SkillSpec
 
@@ -86,11 +87,14 @@ class PreconditionGenerator:
             data = json.loads(cache_file.read_text())
             return GeneratedPrecondition(skill.name, data["formula"], data["attempts"], 0, 0, cached=True)
         messages = self.messages(skill)
+        # the reply's shape: a formula over the predicates and the skill's own parameters
+        schema = precondition_reply([p.name for p in self.predicates] + list(self.types)
+                                    + [f"?{p.name}" for p in skill.params])
         prompt_tokens = completion_tokens = 0
         last_error = ""
         for attempt in range(1, self.retries + 2):
             try:
-                reply = self.chat.complete(messages, temperature=0.0)
+                reply = self.chat.complete(messages, temperature=0.0, schema=schema)
             except LLMError as e:
                 raise PreconditionGenerationError(f"{skill.name}: the language model failed: {e}") from e
             prompt_tokens += reply.prompt_tokens
