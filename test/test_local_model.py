@@ -117,10 +117,35 @@ def test_run_with_local_prints_seconds_per_call_and_leaves_no_server_behind(tmp_
     assert "s per call" in done.stdout, done.stdout + done.stderr
     assert "[local llm] ready in" in done.stderr
     time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", f"llama_cpp.server --model .*{lookup(MODEL).file}"],
+    left = subprocess.run(["pgrep", "-f", f"llama_server_process --model .*{lookup(MODEL).file}"],
                           capture_output=True, text=True)
     mine = [p for p in left.stdout.split() if p and int(p) not in _servers_of_this_process()]
     assert not mine, f"llama.cpp servers left running: {mine}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited; its reaper may not have come yet
+
+
+def test_a_server_whose_parent_is_killed_ends_itself():
+    """SIGKILL skips atexit: the server process notices it is orphaned and exits."""
+    code = (f"from conceptagent_ros.llm import local_server as l; s = l.shared_server({MODEL!r}); "
+            "print(s.process.pid, flush=True); import time; time.sleep(600)")
+    parent = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())  # type: ignore[union-attr]
+        assert _alive(pid)
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+    deadline = time.monotonic() + 20
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), "the llama.cpp server outlived the process that started it"
 
 
 def _servers_of_this_process() -> set[int]:

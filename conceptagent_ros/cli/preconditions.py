@@ -20,7 +20,7 @@ def add_parsers(sub: Any) -> None:
     pre = sub.add_parser("preconditions", help="LLM-generated preconditions: generate, evaluate")
     pre_sub = pre.add_subparsers(dest="action", required=True)
     gen = pre_sub.add_parser("generate", help="ask an LLM for each skill's preconditions")
-    gen.add_argument("--llm", required=True, help="openai:MODEL")
+    gen.add_argument("--llm", required=True, help="openai:MODEL or local[:NAME]")
     gen.add_argument("--out", default="generated_preconditions.yaml")
     gen.add_argument("--skill", action="append", help="only these skills")
     gen.add_argument("--retries", type=int, default=2, help="retries with the parser's error per skill")

@@ -29,7 +29,8 @@ def add_parsers(sub: Any) -> None:
                      help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; "
                           "options as NAME:key=value,... (see the README)")
     run.add_argument("--llm", default="offline",
-                     help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH (grounded-decoding)")
+                     help="offline | simulated[:RATE|PROFILE] | openai:MODEL | local[:NAME] (a fetched model on CPU) | "
+                          "hf:PATH (grounded-decoding)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-steps", type=positive_int, default=40)
     run.add_argument("--failure-rate", action="append", metavar="SKILL=P", help="inject physical failures")
@@ -55,7 +56,8 @@ def add_parsers(sub: Any) -> None:
                             "object of the exported worlds)")
     bench.add_argument("--tasks", action="append", help="task YAML file (repeatable)")
     bench.add_argument("--planner", action="append", help="planner spec as for run (repeatable)")
-    bench.add_argument("--llm", default="offline", help="offline | simulated[:RATE|PROFILE] | openai:MODEL | hf:PATH")
+    bench.add_argument("--llm", default="offline",
+                       help="offline | simulated[:RATE|PROFILE] | openai:MODEL | local[:NAME] | hf:PATH")
     bench.add_argument("--seeds", type=positive_int, default=1)
     bench.add_argument("--max-steps", type=positive_int, default=40)
     bench.add_argument("--failure-rate", action="append", metavar="SKILL=P")

@@ -11,7 +11,7 @@ from conceptagent_ros.cli.common import EXIT_FAILED, EXIT_OK, printable
 def add_parsers(sub: Any) -> None:
     vox = sub.add_parser("voxposer", help="one VoxPoser instruction on the PyBullet tabletop (Franka Panda)")
     vox.add_argument("instruction")
-    vox.add_argument("--llm", default="offline", help="offline (the offline composer) | openai:MODEL")
+    vox.add_argument("--llm", default="offline", help="offline (the offline composer) | openai:MODEL | local[:NAME]")
     vox.add_argument("--gui", action="store_true", help="open PyBullet's window")
     vox.add_argument("--planner", choices=["fast", "reference"], default="fast")
     vox.add_argument("--template", type=int, default=None,

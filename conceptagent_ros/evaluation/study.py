@@ -37,6 +37,8 @@ METRIC_LABELS = {
     "infeasible_executed": "infeasible actions executed", "infeasible_proposed": "infeasible actions proposed",
     "corrections": "corrections per task", "llm_calls": "LLM calls per task", "llm_calls_per_action": "LLM calls per action",
     "tokens": "tokens per task", "planning_ms_per_decision": "planning ms per decision",
+    "prompt_tokens": "prompt tokens per task", "unusable_replies": "unusable replies per task",
+    "seconds_per_call": "seconds per LLM call", "seconds_per_task": "seconds per task",
 }
 
 

@@ -1,7 +1,8 @@
 """`--llm local[:NAME]`: a fetched GGUF model served on CPU by llama.cpp, started and stopped here.
 
-The project starts llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`) on a
-free port of 127.0.0.1, waits until it answers `/v1/models`, and talks to it through the same
+The project starts llama-cpp-python's OpenAI-compatible server (`llama_cpp.server`, in a process
+that ends itself once its parent is gone: llm/llama_server_process.py) on a free port of
+127.0.0.1, waits until it answers `/v1/models`, and talks to it through the same
 `openai` backend as any other server, so every planner and every backend option works with it
 (JSON-schema `response_format`, `/v1/completions` log-probabilities for Grounded Decoding). One
 server per model per process, stopped when the process exits. The server keeps the key-value cache
@@ -80,7 +81,8 @@ class LocalLlamaServer:
 
     def command(self, model_path: Path) -> list[str]:
         threads = self.settings.threads or len(os.sched_getaffinity(0))
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", self.model,
+        return [sys.executable, "-m", "conceptagent_ros.llm.llama_server_process", "--model", str(model_path),
+                "--model_alias", self.model,
                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.settings.context),
                 "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "False"]
 
@@ -97,11 +99,7 @@ class LocalLlamaServer:
         started = time.perf_counter()
         with open(self.log_path, "wb") as log_file:
             self.process = subprocess.Popen(self.command(model_path), stdout=log_file, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True,
-                                            # the kernel ties it to the starting thread: only the main one
-                                            # lives as long as the process
-                                            preexec_fn=_die_with_parent
-                                            if threading.current_thread() is threading.main_thread() else None)
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             self._wait_ready(started)
         except BaseException:
@@ -143,16 +141,6 @@ class LocalLlamaServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: on Linux, the kernel sends it SIGTERM when the process that started it
-    dies, however it dies (a SIGKILL or SIGTERM skips atexit), so no server outlives its user."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
 
 
 _SERVERS: dict[str, LocalLlamaServer] = {}

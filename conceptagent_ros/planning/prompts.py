@@ -5,6 +5,7 @@ count the tokens a real model would have read, so token figures compare across b
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -68,7 +69,8 @@ def react_messages(context: DecisionContext) -> list[ChatMessage]:
     said = f"Instruction: {context.instruction}"
     for record in context.history:
         action = str(record.call) if record.call else "(no valid action)"
-        messages += [ChatMessage("user", said), ChatMessage("assistant", f'{{"action": "{action}"}}')]
+        # the action alone: a small model shown its earlier thoughts copies them word for word
+        messages += [ChatMessage("user", said), ChatMessage("assistant", json.dumps({"action": action}))]
         said = f"{record.step}. {action} -> {record.feedback[:600]}"
     now = load_prompt("react_user").format(instruction=context.instruction, state=context.state_text)
     if context.history:
