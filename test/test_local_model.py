@@ -44,7 +44,7 @@ def _episode(llm: str, planner: str = "react", steps: int = 4, trace: Path | Non
                                       max_steps=steps, trace=trace))
 
 
-def _well_formed(trace: Path, objects_seen: bool = True) -> list[str]:
+def _well_formed(trace: Path) -> list[str]:
     skills = load_skill_library()
     calls = []
     for line in trace.read_text().splitlines():

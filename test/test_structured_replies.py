@@ -11,6 +11,7 @@ import pytest
 
 from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
 from conceptagent_ros.llm.base import ChatMessage
+from conceptagent_ros.llm.local_server import runtime_available
 from conceptagent_ros.llm.openai_chat import OpenAIChatModel
 from conceptagent_ros.planning import reply_schemas
 from conceptagent_ros.planning.reply_parsing import parse_action_reply, parse_call_list, read_call
@@ -42,7 +43,7 @@ def test_the_call_schema_admits_exactly_the_well_formed_calls(objects):
 
 def test_every_role_schema_compiles_to_a_llama_cpp_grammar():
     """The schemas as llama.cpp's server compiles them (its own converter), pattern and enum alike."""
-    if importlib_missing("llama_cpp"):
+    if not runtime_available():
         if os.environ.get("CONCEPTAGENT_REQUIRE_LOCAL_LLM"):
             pytest.fail("llama-cpp-python is not installed (make local-llm)")
         pytest.skip("llama-cpp-python is not installed (make local-llm)")
@@ -56,12 +57,6 @@ def test_every_role_schema_compiles_to_a_llama_cpp_grammar():
                       reply_schemas.precondition_reply(["near", "open", "?obj"])):
             grammar = json_schema_to_gbnf(json.dumps(reply.schema))
             assert "root ::=" in grammar
-
-
-def importlib_missing(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(name) is None
 
 
 def test_requests_carry_the_role_schema_in_openai_and_llama_cpp_spellings(chat_server):

@@ -30,7 +30,7 @@ from conceptagent_ros.models.store import fetched_path, lookup, models_dir
 
 log = logging.getLogger(__name__)
 RUNTIME_HINT = ("--llm local needs llama-cpp-python's server: `make local-llm`, or "
-                "pip install 'llama-cpp-python[server]==0.3.36' (builds from source, about 7 minutes on 2 cores)")
+                "pip install 'llama-cpp-python[server]==0.3.36' (builds from source, about 4 minutes on 2 cores)")
 
 
 @dataclass(frozen=True)

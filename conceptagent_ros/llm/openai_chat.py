@@ -6,9 +6,9 @@ exponential backoff, counts tokens per call, and caches replies on disk when giv
 A reply's shape (ReplySchema) goes out as `response_format`: OpenAI's `{"type": "json_schema", ...}`
 (OpenAI, vLLM, Ollama, llama.cpp's own server), or `{"type": "json_object", "schema": ...}` for
 llama-cpp-python's server, which knows only that spelling (CONCEPTAGENT_LLM_SCHEMA picks: json_schema,
-json_object or off). A server that refuses OpenAI's spelling (a 400 or 422 naming the field or its schema) is asked again
-in llama-cpp-python's; one that refuses that too is asked again without the field, and from then on
-gets the prompt-only format.
+json_object or off). A server that refuses OpenAI's spelling (a 400 or 422 naming the field or its
+schema; llama-cpp-python answers a 500 naming the field) is asked again in llama-cpp-python's; one
+that refuses that too is asked again without the field, and from then on gets the prompt-only format.
 """
 from __future__ import annotations
 

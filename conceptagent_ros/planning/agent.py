@@ -210,8 +210,7 @@ class Agent:
         new = self.graph.integrate(self.robot.observe(), step)
         # a call that succeeded and changed nothing the robot believes (a second navigate_to the same
         # place) is said to be so: a model told only "succeeded" tends to repeat it
-        unchanged = outcome.success and not new and call.skill != "done" and \
-            self.graph.symbolic_state().atoms == state.atoms
+        unchanged = outcome.success and not new and self.graph.symbolic_state().atoms == state.atoms
         feedback = (outcome.message + (" but changed nothing: it was already so" if unchanged else "") + repeated
                     + (f"; newly observed: {', '.join(new)}" if new else ""))
         record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure)

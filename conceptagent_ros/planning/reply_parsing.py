@@ -27,7 +27,8 @@ class ParsedReply:
 
 
 def read_call(text: str, skills: SkillLibrary | None = None) -> tuple[SkillCall | None, str]:
-    """One call from what a model wrote for one, or ('', why not) in words it can act on.
+    """One call from what a model wrote for one, and a note on how it was read; or (None, why not) in
+    words the model can act on.
 
     Takes what the model means where that is unambiguous: the first of several well-formed calls
     ("one call at a time"), `name=value` arguments. Refuses, saying exactly what is wrong, a call
