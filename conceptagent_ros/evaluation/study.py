@@ -53,6 +53,25 @@ class Section:
     about: str = ""
     metrics: list[str] = field(default_factory=lambda: ["success_rate"])
     compare: dict[str, Any] | None = None
+    max_steps: int = 40  # a task's own max_steps wins; a real model on CPU pays for every step
+
+
+SIMULATED_NOTE = (
+    "The language model is the simulated backend (`--llm simulated:RATE` or a named profile of "
+    "config/llm_profiles.yaml, see `conceptagent_ros/planning/oracles/simulated.py` for exactly what it models): "
+    "it answers every role from the oracle and errs at the given rate. It measures how each planner copes with "
+    "errors; its absolute success rates say nothing about any real model. Tokens are counted on the prompts a "
+    "chat model would read. Planning time excludes the model's own time.\n")
+REAL_NOTE = ("The language model is a real one (`local[:NAME]`: a fetched GGUF model served by llama.cpp on this "
+             "machine's CPU; `openai:MODEL`: a server). Tokens are the server's own counts; seconds per call are "
+             "wall-clock time of the requests.\n")
+
+
+def _model_note(sections: list[Section]) -> list[str]:
+    """What the report says of the language model: the simulated backend's caveat where it is used."""
+    kinds = {llm.split(":", 1)[0].lower() for s in sections for llm in s.llms}
+    modelled = {"simulated", "offline"}
+    return ([SIMULATED_NOTE] if kinds & modelled else []) + ([REAL_NOTE] if kinds - modelled else [])
 
 
 def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
@@ -94,12 +113,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
           "`episodes.csv` (one row per episode), `summary.csv`, `results.json`.\n",
           "Success rates carry 95% Wilson score intervals (evaluation/intervals.py); each section says "
           "which arms differ, and a difference is claimed only where the intervals do not overlap.\n",
-          "The language model is the simulated backend (`--llm simulated:RATE` or a named profile of "
-          "config/llm_profiles.yaml, see "
-          "`conceptagent_ros/planning/oracles/simulated.py` for exactly what it models): it answers every role from the "
-          "oracle and errs at the given rate. It measures how each planner copes with errors; its absolute "
-          "success rates say nothing about any real model. Tokens are counted on the prompts a chat model "
-          "would read. Planning time excludes the model's own time.\n"]
+          *_model_note(sections)]
     all_rows: list[dict[str, Any]] = []
     for section in sections:
         stream.write(f"== {section.id}: {section.title}\n")
@@ -107,7 +121,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
         rows: list[dict[str, Any]] = []
         for llm in section.llms:
             config = BenchConfig(planners=[str(PlannerSpec.parse(p)) for p in section.planners], llm=llm,
-                                 seeds=section.seeds)
+                                 seeds=section.seeds, max_steps=section.max_steps)
             rows += run_bench(tasks, config, stream, journal=journal, extra={"section": section.id})
         for r in rows:
             r["section"] = section.id

@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conceptagent_ros.planning.belief import Belief
+from conceptagent_ros.planning.choices import Visited, grounded_choices
 from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.proposal import ActionProposer, DecisionContext, Proposal, StepRecord
 from conceptagent_ros.planning.robot import RobotInterface
 from conceptagent_ros.planning.trace import TraceWriter
 from conceptagent_ros.planning.verifier import PreconditionVerifier, Verdict
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary, SkillOutcome
 
 MAX_TRACE_TEXT = 4000
@@ -34,6 +37,9 @@ class AgentConfig:
     max_call_failures: int = 3  # the same call failing this often is not executed again this episode
     max_skill_failures: int = 6  # a skill failing this often (any arguments, refusals included) ends it
     check_done: bool = True  # `done` is refused while the known goal does not hold in the belief
+    # With grounding on, tell the proposer which calls it may make now (DecisionContext.choices): a
+    # proposer with structured replies then cannot propose an infeasible call at all
+    ground_choices: bool = True
 
 
 @dataclass
@@ -101,6 +107,11 @@ class Agent:
         self.stats = EpisodeStats()
         self.call_failures: dict[SkillCall, list[str]] = {}  # call -> why it failed, each time
         self.skill_failures: dict[str, int] = {}
+        self._effects: EffectModel | None = None  # built on the first step that offers choices
+        # (call, belief atoms) of every call that succeeded: in a state the robot has been in, the
+        # same call again only leads where it led before (a small model drives back and forth)
+        self.succeeded_in: set[tuple[SkillCall, frozenset[Any]]] = set()
+        self.visited: set[frozenset[Any]] = set()  # the belief's atoms at every decision so far
         verifier.set_hint(graph.near_hint)
 
     def run(self, instruction: str, goal: Goal | None) -> EpisodeStats:
@@ -158,7 +169,9 @@ class Agent:
             instruction=instruction, goal=goal, state=state, state_text=self.graph.describe(),
             graph=self.graph, skills=self.skills,
             history=tuple(self.history[-self.config.history_window:]), step=step,
+            offer=self._offer(state, goal),
         )
+        self.visited.add(state.atoms)
         started = time.perf_counter()
         proposal = self.proposer.propose(context)
         self.stats.planning_seconds += time.perf_counter() - started
@@ -211,10 +224,36 @@ class Agent:
         # a call that succeeded and changed nothing the robot believes (a second navigate_to the same
         # place) is said to be so: a model told only "succeeded" tends to repeat it
         unchanged = outcome.success and not new and self.graph.symbolic_state().atoms == state.atoms
+        if outcome.success:
+            self.succeeded_in.add((call, state.atoms))
         feedback = (outcome.message + (" but changed nothing: it was already so" if unchanged else "") + repeated
                     + (f"; newly observed: {', '.join(new)}" if new else ""))
         record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure)
         return StepReport(step, proposal, verdict, True, outcome, record, new)
+
+    def _offer(self, state: SymbolicState, goal: Goal | None) -> Callable[[], tuple[SkillCall, ...] | None]:
+        """What the proposer may choose from (planning/choices.py), worked out when first read, on
+        the agent's record as it is now; None with grounding off."""
+        grounded = self.config.precondition_grounding and self.config.ground_choices
+        visited = Visited(self.visited | {state.atoms})
+        succeeded = frozenset(c for c, atoms in self.succeeded_in if atoms == state.atoms)
+        given_up = frozenset(c for c, why in self.call_failures.items() if len(why) >= self.config.max_call_failures)
+
+        def offer() -> tuple[SkillCall, ...] | None:
+            if not grounded:
+                return None
+            if self._effects is None:
+                self._effects = EffectModel(self.verifier.domain)
+            if goal is not None and self.config.check_done and not goal.unmet(state):
+                return (SkillCall("done"),)
+            done_allowed = goal is None or not self.config.check_done
+
+            def allowed(call: SkillCall) -> bool:
+                return (call.skill != "done" or done_allowed) and call not in succeeded and call not in given_up
+
+            choices = grounded_choices(self.verifier.feasible_calls(state), state, self._effects, allowed, visited)
+            return choices or None  # nothing left: the proposer says what it would do, and is told why not
+        return offer
 
     def _emit(self, report: StepReport) -> None:
         if self.trace is not None:

@@ -51,8 +51,10 @@ class ChatRoles:
 
     def propose_actions(self, context: DecisionContext, k: int, planned: Sequence[SkillCall] = ()) -> Candidates:
         if k == 1 and not planned:
+            call = (reply_schemas.choice_schema(context.choices) if context.choices
+                    else self._call_schema(context))
             reply = self._ask(prompts.react_messages(context), temperature=self.temperature,
-                              schema=reply_schemas.action_reply(self._call_schema(context)))
+                              schema=reply_schemas.action_reply(call))
             if isinstance(reply, str):
                 return Candidates((), error=reply)
             parsed = parse_action_reply(reply.text, context.skills)

@@ -5,7 +5,6 @@ count the tokens a real model would have read, so token figures compare across b
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -61,22 +60,14 @@ def _role_messages(role: str, context: DecisionContext, **extra: object) -> list
 
 
 def react_messages(context: DecisionContext) -> list[ChatMessage]:
-    """ReAct as a conversation: each past step is the model's own answer and the robot's reply to
-    it, and only the last message carries the current observation. A chat model reads its earlier
-    actions as its own (a small model otherwise plans from the start again at every step), and the
-    conversation grows only at its end, so the server's prompt cache keeps all but the last turn."""
-    messages = [_system("react_system", context.skills)]
-    said = f"Instruction: {context.instruction}"
-    for record in context.history:
-        action = str(record.call) if record.call else "(no valid action)"
-        # the action alone: a small model shown its earlier thoughts copies them word for word
-        messages += [ChatMessage("user", said), ChatMessage("assistant", json.dumps({"action": action}))]
-        said = f"{record.step}. {action} -> {record.feedback[:600]}"
-    now = load_prompt("react_user").format(instruction=context.instruction, state=context.state_text)
-    if context.history:
-        now = said + "\n\n" + now.split("\n\n", 1)[1]  # the instruction was the first message
-    messages.append(ChatMessage("user", now))
-    return messages
+    """ReAct's one request: instruction, the steps so far, the observation, the instruction again.
+    Everything before the observation only grows at its end, so the server's prompt cache keeps it
+    from one step to the next. One user message, not a conversation of earlier turns: on the 1.5B
+    model, a model shown its own earlier answers as turns copies their pattern (navigate_to after
+    navigate_to) instead of reading the observation. The calls possible now (context.choices) go
+    in the reply's schema, not in the prompt: listed, the 1.5B model took the first of them nearly
+    every time (docs/benchmarks/local_model/)."""
+    return _role_messages("react", context)
 
 
 def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCall]) -> list[ChatMessage]:

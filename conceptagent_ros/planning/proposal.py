@@ -1,7 +1,9 @@
 """The seam between the agent loop and whatever proposes actions: an LLM, or the offline planner."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from conceptagent_ros.planning.belief import Belief
@@ -32,6 +34,16 @@ class DecisionContext:
     skills: SkillLibrary
     history: tuple[StepRecord, ...] = ()
     step: int = 0
+    # With grounding on, what the agent offers (planning/choices.py), worked out the first time a
+    # proposer reads `choices` (most proposers never do, and it costs a pass over every call)
+    offer: Callable[[], tuple[SkillCall, ...] | None] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def choices(self) -> tuple[SkillCall, ...] | None:
+        """The calls the agent would run now; None with grounding off. A chat proposer with
+        structured replies decodes its action from these alone (Grounded Decoding's grounding in
+        the decoder)."""
+        return self.offer() if self.offer is not None else None
 
 
 @dataclass

@@ -5,7 +5,9 @@ a small model cannot answer prose, two calls in one string, or an id it made up.
 one of the well-formed calls over the objects the robot knows (every skill, its arity, known ids):
 an `enum` while they are few enough, else a `pattern` (a grammar of the same calls). Well-formed is
 not feasible: whether a call's preconditions hold stays the verifier's question, so a planner arm
-without grounding still gets and runs infeasible calls.
+without grounding still gets and runs infeasible calls. A grounded agent's ReAct step is the
+exception: its enum is the agent's feasible calls (`choice_schema`), grounding in the decoder as
+Grounded Decoding and SayCan put it.
 """
 from __future__ import annotations
 
@@ -34,6 +36,11 @@ def call_schema(skills: SkillLibrary, objects: Collection[str], limit: int = ENU
     return {"type": "string", "pattern": call_pattern(skills, ids)}
 
 
+def choice_schema(choices: Sequence[object]) -> Schema:
+    """One of the given calls exactly (a grounded agent's feasible calls; see DecisionContext.choices)."""
+    return {"type": "string", "enum": list(dict.fromkeys(str(c) for c in choices))}
+
+
 def call_pattern(skills: SkillLibrary, ids: Sequence[str]) -> str:
     any_id = "(" + "|".join(re.escape(i) for i in ids) + ")" if ids else "()"
     alternatives = []
@@ -52,8 +59,10 @@ def _text(max_chars: int) -> Schema:
 
 
 def action_reply(call: Schema) -> ReplySchema:
-    """ReAct's one next action, with a short thought first (reasoning before choosing)."""
-    return ReplySchema("next_action", _object({"thought": _text(THOUGHT_CHARS), "action": call}))
+    """ReAct's one next action. No thought field: on the 1.5B model the thought copied the prompt's
+    example word for word ("... not within reach, so I go to it first") and the action followed
+    the copied words, not the observation (docs/benchmarks/local_model/)."""
+    return ReplySchema("next_action", _object({"action": call}))
 
 
 def actions_reply(call: Schema, k: int) -> ReplySchema:

@@ -101,6 +101,15 @@ class PreconditionVerifier:
         binding = dict(zip(self.domain.parsed[call.skill].params, call.args))
         return all(fn(state, binding) for _, fn in conjuncts)
 
+    def feasible_calls(self, state: SymbolicState) -> list[SkillCall]:
+        """Every call over the known objects whose preconditions hold in `state` (`done()` included):
+        the choices a grounded proposer picks from. Evaluation stops at a call's first false
+        conjunct, so a few thousand two-object calls take milliseconds."""
+        ids = sorted(state.types)
+        return [call for spec in self.skills
+                for call in (SkillCall(spec.name, args) for args in itertools.product(ids, repeat=spec.arity))
+                if self.is_feasible(call, state)]
+
     def verify(self, call: SkillCall, state: SymbolicState) -> Verdict:
         problem = check_call(call, self.skills, state)
         if problem:
