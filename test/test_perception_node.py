@@ -161,6 +161,44 @@ def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, 
         executor.shutdown()
 
 
+def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_comes_is_dropped(
+        ros_context, frames, tmp_path):
+    """Odometry and the camera are separate topics: under load the images' callback can run before
+    the pose stamped with them has been taken up. The frame waits for its pose (pose_wait), and
+    goes once the pose is clearly not coming, rather than holding the images' callback."""
+    shots, k = frames
+    node = perception_node(ros_context, config=config_file(tmp_path), pose_wait=2.0)
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    node.trigger_activate()
+    camera = Camera(ros_context, k)
+    executor = spin(ros_context, node, camera.node)
+    try:
+        wait_until(lambda: camera.rgb.get_subscription_count() > 0 and camera.pose.get_subscription_count() > 0)
+        time.sleep(0.5)
+        first = camera.prepare(*shots[0])
+        first.stamp(300.0)
+        camera.info.publish(first.info)
+        camera.rgb.publish(first.rgb)
+        camera.depth.publish(first.depth)
+        time.sleep(0.5)  # the images are in; their pose is not
+        assert node.frames == 0 and node.dropped == 0
+        camera.pose.publish(first.pose)
+        wait_until(lambda: node.frames == 1, timeout=10.0, what="the frame processed once its pose came")
+        assert node.dropped == 0
+        second = camera.prepare(*shots[1])
+        second.stamp(300.1)
+        camera.pose.publish(second.pose)  # a pose past the third frame's: the third's will not come
+        time.sleep(0.2)
+        third = camera.prepare(*shots[2])
+        third.stamp(299.0)
+        camera.rgb.publish(third.rgb)
+        camera.depth.publish(third.depth)
+        wait_until(lambda: node.dropped == 1, timeout=1.5, what="the frame without a pose dropped before pose_wait")
+        assert node.frames == 1
+    finally:
+        executor.shutdown()
+
+
 def rss_mib() -> float:
     with open("/proc/self/status", encoding="ascii") as f:
         return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))

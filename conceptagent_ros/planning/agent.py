@@ -235,7 +235,7 @@ class Agent:
         """What the proposer may choose from (planning/choices.py), worked out when first read, on
         the agent's record as it is now; None with grounding off."""
         grounded = self.config.precondition_grounding and self.config.ground_choices
-        visited = Visited(self.visited | {state.atoms})
+        seen = frozenset(self.visited | {state.atoms})
         succeeded = frozenset(c for c, atoms in self.succeeded_in if atoms == state.atoms)
         given_up = frozenset(c for c, why in self.call_failures.items() if len(why) >= self.config.max_call_failures)
 
@@ -251,7 +251,8 @@ class Agent:
             def allowed(call: SkillCall) -> bool:
                 return (call.skill != "done" or done_allowed) and call not in succeeded and call not in given_up
 
-            choices = grounded_choices(self.verifier.feasible_calls(state), state, self._effects, allowed, visited)
+            choices = grounded_choices(self.verifier.feasible_calls(state), state, self._effects, allowed,
+                                       Visited(seen))
             return choices or None  # nothing left: the proposer says what it would do, and is told why not
         return offer
 

@@ -26,7 +26,8 @@ Also:        perception/forget (std_msgs/String)         an object id a gripper 
 Parameters:  config (string, ""): perception YAML; detector (string, ""): override its detector kind;
              vocabulary (string[]): what to look for (default: the config's); pose_source (tf | topic);
              pose_type (PoseStamped | Odometry); pose_frame (optical | link); world_frame (string, map);
-             slop (double, 0.05 s); max_pose_gap (double, 0.2 s); autostart (bool, true)
+             slop (double, 0.05 s); max_pose_gap (double, 0.2 s); pose_wait (double, 0.5 s: how long a
+             frame waits for its pose); autostart (bool, true)
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from geometry_msgs.msg import Point, PoseStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.time import Time
@@ -76,6 +78,7 @@ class PerceptionNode(LifecycleNode):
         self.declare_parameter("world_frame", "map", d(description="fixed frame of the map"))
         self.declare_parameter("slop", 0.05, d(description="seconds colour and depth may differ"))
         self.declare_parameter("max_pose_gap", 0.2, d(description="seconds between a frame and its pose"))
+        self.declare_parameter("pose_wait", 0.5, d(description="seconds a frame waits for its pose to arrive"))
         self.declare_parameter("autostart", True, d(description="configure and activate at start"))
         self.pipeline: FramePipeline | None = None
         self.oracle = False
@@ -89,6 +92,9 @@ class PerceptionNode(LifecycleNode):
         self.busy_seconds = 0.0
         self.latest_stamp: Any = None
         self._lock = threading.Lock()
+        # Odometry and TF arrive on their own topics, in their own callbacks: a frame can be taken up
+        # before the pose stamped with it (a loaded machine, a lagging odometry); it waits for it
+        self._pose_arrived = threading.Condition(self._lock)
         self._active = False
         self._sync: Any = None
         self._tf: Any = None
@@ -220,26 +226,41 @@ class PerceptionNode(LifecycleNode):
         except ValueError as e:
             self.get_logger().error(f"pose ignored: {e}", throttle_duration_sec=5.0)
             return
-        with self._lock:
+        with self._pose_arrived:
             self.poses.append((stamp_seconds(msg.header), matrix))
+            self._pose_arrived.notify_all()
 
     def _pose_at(self, stamp: float, frame_id: str) -> np.ndarray | None:
+        """The camera's pose at `stamp`, waiting up to pose_wait for it; None if it does not come."""
+        wait = float(self.get_parameter("pose_wait").value)
         if self._tf is not None:
             try:
                 t = self._tf.lookup_transform(self.get_parameter("world_frame").value, frame_id,
-                                              Time(seconds=stamp).to_msg())
+                                              Time(seconds=stamp).to_msg(), timeout=Duration(seconds=wait))
             except Exception as e:  # tf2 raises several lookup errors; each means no pose for this frame
                 self.get_logger().warning(f"no camera pose from TF: {e}", throttle_duration_sec=5.0)
                 return None
             return pose_to_matrix(t, "optical")
-        with self._lock:
-            if not self.poses:
-                return None
-            stamps = [s for s, _ in self.poses]
-            order = np.argsort(stamps)
-            i = nearest([stamps[j] for j in order], stamp)
-            s, matrix = self.poses[int(order[i])]
-        return matrix if abs(s - stamp) <= self.get_parameter("max_pose_gap").value else None
+        gap = float(self.get_parameter("max_pose_gap").value)
+        deadline = time.monotonic() + wait
+        with self._pose_arrived:
+            while True:
+                matrix, later = self._nearest_pose(stamp, gap)
+                remaining = deadline - time.monotonic()
+                if matrix is not None or later or remaining <= 0:
+                    return matrix
+                self._pose_arrived.wait(remaining)
+
+    def _nearest_pose(self, stamp: float, gap: float) -> tuple[np.ndarray | None, bool]:
+        """(the pose within `gap` of `stamp`, or None; whether a pose past that gap has come, after
+        which the one sought will not). Called with the lock held."""
+        if not self.poses:
+            return None, False
+        stamps = [s for s, _ in self.poses]
+        order = np.argsort(stamps)
+        i = nearest([stamps[j] for j in order], stamp)
+        s, matrix = self.poses[int(order[i])]
+        return (matrix if abs(s - stamp) <= gap else None), max(stamps) > stamp + gap
 
     def _on_pair(self, rgb_msg: Image, depth_msg: Image, instances_msg: Image | None = None) -> None:
         if not self._active or self.pipeline is None:
