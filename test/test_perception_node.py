@@ -163,8 +163,8 @@ def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, 
 
 def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_comes_is_dropped(
         ros_context, frames, tmp_path):
-    """Odometry and the camera are separate topics: under load the images' callback can run before
-    the pose stamped with them has been taken up. The frame waits for its pose (pose_wait), and
+    """Odometry, camera info and the images are separate topics: under load the images' callback
+    can run before the camera's info and the pose stamped with them have been taken up. The frame waits for its pose (pose_wait), and
     goes once the pose is clearly not coming, rather than holding the images' callback."""
     shots, k = frames
     node = perception_node(ros_context, config=config_file(tmp_path), pose_wait=2.0)
@@ -177,11 +177,11 @@ def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_
         time.sleep(0.5)
         first = camera.prepare(*shots[0])
         first.stamp(300.0)
-        camera.info.publish(first.info)
         camera.rgb.publish(first.rgb)
         camera.depth.publish(first.depth)
-        time.sleep(0.5)  # the images are in; their pose is not
+        time.sleep(0.5)  # the images are in; the camera's info and pose are not
         assert node.frames == 0 and node.dropped == 0
+        camera.info.publish(first.info)
         camera.pose.publish(first.pose)
         wait_until(lambda: node.frames == 1, timeout=10.0, what="the frame processed once its pose came")
         assert node.dropped == 0

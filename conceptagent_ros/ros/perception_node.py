@@ -92,9 +92,9 @@ class PerceptionNode(LifecycleNode):
         self.busy_seconds = 0.0
         self.latest_stamp: Any = None
         self._lock = threading.Lock()
-        # Odometry and TF arrive on their own topics, in their own callbacks: a frame can be taken up
-        # before the pose stamped with it (a loaded machine, a lagging odometry); it waits for it
-        self._pose_arrived = threading.Condition(self._lock)
+        # Camera info and odometry arrive on their own topics, in their own callbacks: a frame can be
+        # taken up before them (a loaded machine, a lagging odometry); it waits for them (pose_wait)
+        self._arrived = threading.Condition(self._lock)
         self._active = False
         self._sync: Any = None
         self._tf: Any = None
@@ -216,9 +216,13 @@ class PerceptionNode(LifecycleNode):
 
     def _camera_info(self, msg: CameraInfo) -> None:
         try:
-            self.intrinsics = camera_info_intrinsics(msg)
+            intrinsics = camera_info_intrinsics(msg)
         except ValueError as e:
             self.get_logger().error(f"camera_info ignored: {e}", throttle_duration_sec=5.0)
+            return
+        with self._arrived:
+            self.intrinsics = intrinsics
+            self._arrived.notify_all()
 
     def _pose(self, msg: Any) -> None:
         try:
@@ -226,9 +230,9 @@ class PerceptionNode(LifecycleNode):
         except ValueError as e:
             self.get_logger().error(f"pose ignored: {e}", throttle_duration_sec=5.0)
             return
-        with self._pose_arrived:
+        with self._arrived:
             self.poses.append((stamp_seconds(msg.header), matrix))
-            self._pose_arrived.notify_all()
+            self._arrived.notify_all()
 
     def _pose_at(self, stamp: float, frame_id: str) -> np.ndarray | None:
         """The camera's pose at `stamp`, waiting up to pose_wait for it; None if it does not come."""
@@ -243,13 +247,13 @@ class PerceptionNode(LifecycleNode):
             return pose_to_matrix(t, "optical")
         gap = float(self.get_parameter("max_pose_gap").value)
         deadline = time.monotonic() + wait
-        with self._pose_arrived:
+        with self._arrived:
             while True:
                 matrix, later = self._nearest_pose(stamp, gap)
                 remaining = deadline - time.monotonic()
                 if matrix is not None or later or remaining <= 0:
                     return matrix
-                self._pose_arrived.wait(remaining)
+                self._arrived.wait(remaining)
 
     def _nearest_pose(self, stamp: float, gap: float) -> tuple[np.ndarray | None, bool]:
         """(the pose within `gap` of `stamp`, or None; whether a pose past that gap has come, after
@@ -265,6 +269,8 @@ class PerceptionNode(LifecycleNode):
     def _on_pair(self, rgb_msg: Image, depth_msg: Image, instances_msg: Image | None = None) -> None:
         if not self._active or self.pipeline is None:
             return
+        with self._arrived:
+            self._arrived.wait_for(lambda: self.intrinsics is not None, float(self.get_parameter("pose_wait").value))
         if self.intrinsics is None:
             self.get_logger().warning("frames wait for camera_info", throttle_duration_sec=5.0)
             return
