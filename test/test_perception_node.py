@@ -164,8 +164,9 @@ def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, 
 def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_comes_is_dropped(
         ros_context, frames, tmp_path):
     """Odometry, camera info and the images are separate topics: under load the images' callback
-    can run before the camera's info and the pose stamped with them have been taken up. The frame waits for its pose (pose_wait), and
-    goes once the pose is clearly not coming, rather than holding the images' callback."""
+    can run before the camera's info and the pose stamped with them have been taken up. The frame
+    waits for them (pose_wait), and goes once the pose is clearly not coming, rather than holding
+    the images' callback."""
     shots, k = frames
     node = perception_node(ros_context, config=config_file(tmp_path), pose_wait=2.0)
     assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS

@@ -108,10 +108,10 @@ class Agent:
         self.call_failures: dict[SkillCall, list[str]] = {}  # call -> why it failed, each time
         self.skill_failures: dict[str, int] = {}
         self._effects: EffectModel | None = None  # built on the first step that offers choices
-        # (call, belief atoms) of every call that succeeded: in a state the robot has been in, the
-        # same call again only leads where it led before (a small model drives back and forth)
-        self.succeeded_in: set[tuple[SkillCall, frozenset[Any]]] = set()
-        self.visited: set[frozenset[Any]] = set()  # the belief's atoms at every decision so far
+        # belief atoms -> the calls that succeeded there: in a state the robot has been in, the same
+        # call again only leads where it led before (a small model drives back and forth)
+        self.succeeded_in: dict[frozenset[Any], set[SkillCall]] = {}
+        self.visited: list[frozenset[Any]] = []  # the belief's atoms at every decision so far, in order
         verifier.set_hint(graph.near_hint)
 
     def run(self, instruction: str, goal: Goal | None) -> EpisodeStats:
@@ -165,13 +165,13 @@ class Agent:
 
     def _decide_and_act(self, step: int, instruction: str, goal: Goal | None) -> StepReport:
         state = self.graph.symbolic_state()
+        self.visited.append(state.atoms)
         context = DecisionContext(
             instruction=instruction, goal=goal, state=state, state_text=self.graph.describe(),
             graph=self.graph, skills=self.skills,
             history=tuple(self.history[-self.config.history_window:]), step=step,
             offer=self._offer(state, goal),
         )
-        self.visited.add(state.atoms)
         started = time.perf_counter()
         proposal = self.proposer.propose(context)
         self.stats.planning_seconds += time.perf_counter() - started
@@ -225,7 +225,7 @@ class Agent:
         # place) is said to be so: a model told only "succeeded" tends to repeat it
         unchanged = outcome.success and not new and self.graph.symbolic_state().atoms == state.atoms
         if outcome.success:
-            self.succeeded_in.add((call, state.atoms))
+            self.succeeded_in.setdefault(state.atoms, set()).add(call)
         feedback = (outcome.message + (" but changed nothing: it was already so" if unchanged else "") + repeated
                     + (f"; newly observed: {', '.join(new)}" if new else ""))
         record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure)
@@ -235,8 +235,8 @@ class Agent:
         """What the proposer may choose from (planning/choices.py), worked out when first read, on
         the agent's record as it is now; None with grounding off."""
         grounded = self.config.precondition_grounding and self.config.ground_choices
-        seen = frozenset(self.visited | {state.atoms})
-        succeeded = frozenset(c for c, atoms in self.succeeded_in if atoms == state.atoms)
+        seen = len(self.visited)  # the list only grows: its first `seen` entries are the record as of now
+        succeeded = frozenset(self.succeeded_in.get(state.atoms, ()))
         given_up = frozenset(c for c, why in self.call_failures.items() if len(why) >= self.config.max_call_failures)
 
         def offer() -> tuple[SkillCall, ...] | None:
@@ -252,7 +252,7 @@ class Agent:
                 return (call.skill != "done" or done_allowed) and call not in succeeded and call not in given_up
 
             choices = grounded_choices(self.verifier.feasible_calls(state), state, self._effects, allowed,
-                                       Visited(seen))
+                                       Visited(self.visited[:seen]))
             return choices or None  # nothing left: the proposer says what it would do, and is told why not
         return offer
 

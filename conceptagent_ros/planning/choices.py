@@ -10,7 +10,7 @@ choice: anything else could only undo it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.scene.symbolic import Atom, SymbolicState
@@ -58,7 +58,7 @@ def grounded_choices(
     state: SymbolicState,
     effects: EffectModel,
     allowed: Callable[[SkillCall], bool] = lambda call: True,
-    visited: Visited | Collection[frozenset[Atom]] = (),
+    visited: Visited | None = None,
 ) -> tuple[SkillCall, ...]:
     """The feasible calls worth offering, in the skill library's order. `done()` has no effects and
     is offered as given; `allowed` is the agent's own refusals (a goal not met, a call that kept
@@ -71,7 +71,7 @@ def grounded_choices(
             continue
         if call.args:
             after = effects.apply(call, state)
-            if not changes_own_objects(call, state, after) or after.atoms in visited:
+            if not changes_own_objects(call, state, after) or (visited is not None and after.atoms in visited):
                 continue
         offered.append(call)
     return tuple(offered)

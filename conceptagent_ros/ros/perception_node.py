@@ -27,7 +27,7 @@ Parameters:  config (string, ""): perception YAML; detector (string, ""): overri
              vocabulary (string[]): what to look for (default: the config's); pose_source (tf | topic);
              pose_type (PoseStamped | Odometry); pose_frame (optical | link); world_frame (string, map);
              slop (double, 0.05 s); max_pose_gap (double, 0.2 s); pose_wait (double, 0.5 s: how long a
-             frame waits for its pose); autostart (bool, true)
+             frame waits for camera_info and its pose); autostart (bool, true)
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class PerceptionNode(LifecycleNode):
         self.declare_parameter("world_frame", "map", d(description="fixed frame of the map"))
         self.declare_parameter("slop", 0.05, d(description="seconds colour and depth may differ"))
         self.declare_parameter("max_pose_gap", 0.2, d(description="seconds between a frame and its pose"))
-        self.declare_parameter("pose_wait", 0.5, d(description="seconds a frame waits for its pose to arrive"))
+        self.declare_parameter("pose_wait", 0.5, d(description="seconds a frame waits for camera_info and its pose"))
         self.declare_parameter("autostart", True, d(description="configure and activate at start"))
         self.pipeline: FramePipeline | None = None
         self.oracle = False
@@ -234,19 +234,19 @@ class PerceptionNode(LifecycleNode):
             self.poses.append((stamp_seconds(msg.header), matrix))
             self._arrived.notify_all()
 
-    def _pose_at(self, stamp: float, frame_id: str) -> np.ndarray | None:
-        """The camera's pose at `stamp`, waiting up to pose_wait for it; None if it does not come."""
-        wait = float(self.get_parameter("pose_wait").value)
+    def _pose_at(self, stamp: float, frame_id: str, deadline: float) -> np.ndarray | None:
+        """The camera's pose at `stamp`, waiting for it until `deadline` (time.monotonic()); None if
+        it does not come."""
         if self._tf is not None:
             try:
                 t = self._tf.lookup_transform(self.get_parameter("world_frame").value, frame_id,
-                                              Time(seconds=stamp).to_msg(), timeout=Duration(seconds=wait))
+                                              Time(seconds=stamp).to_msg(),
+                                              timeout=Duration(seconds=max(0.0, deadline - time.monotonic())))
             except Exception as e:  # tf2 raises several lookup errors; each means no pose for this frame
                 self.get_logger().warning(f"no camera pose from TF: {e}", throttle_duration_sec=5.0)
                 return None
             return pose_to_matrix(t, "optical")
         gap = float(self.get_parameter("max_pose_gap").value)
-        deadline = time.monotonic() + wait
         with self._arrived:
             while True:
                 matrix, later = self._nearest_pose(stamp, gap)
@@ -269,13 +269,14 @@ class PerceptionNode(LifecycleNode):
     def _on_pair(self, rgb_msg: Image, depth_msg: Image, instances_msg: Image | None = None) -> None:
         if not self._active or self.pipeline is None:
             return
+        deadline = time.monotonic() + float(self.get_parameter("pose_wait").value)  # for camera_info and pose
         with self._arrived:
-            self._arrived.wait_for(lambda: self.intrinsics is not None, float(self.get_parameter("pose_wait").value))
+            self._arrived.wait_for(lambda: self.intrinsics is not None, deadline - time.monotonic())
         if self.intrinsics is None:
             self.get_logger().warning("frames wait for camera_info", throttle_duration_sec=5.0)
             return
         stamp = stamp_seconds(rgb_msg.header)
-        pose = self._pose_at(stamp, rgb_msg.header.frame_id)
+        pose = self._pose_at(stamp, rgb_msg.header.frame_id, deadline)
         if pose is None:
             self.dropped += 1
             self.get_logger().warning("a frame without a camera pose was dropped", throttle_duration_sec=5.0)
