@@ -8,7 +8,7 @@ SCENE ?= studio_kitchen
 ROS_INTERFACES := conceptagent_ros/msg/__init__.py
 INTERFACE_SOURCES := $(wildcard msg/*.msg srv/*.srv action/*.action) CMakeLists.txt package.xml tools/build_ros_interfaces.py
 
-.PHONY: models local-llm run run-local test test-fast ros ros-up ros-demo manipulation-demo body-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
+.PHONY: docs docs-serve models local-llm run run-local test test-fast ros ros-up ros-demo manipulation-demo body-demo ros-bench ros-suite bench study lint clean voxposer voxposer-bench perceive perception-bench worlds
 
 $(VENV)/.installed: setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,17 @@ $(VENV)/.llama-installed: $(VENV)/.installed
 
 local-llm: $(VENV)/.llama-installed
 
+# the documentation site (MkDocs, Material theme): docs/ into site/; --strict fails on a broken link
+$(VENV)/.docs-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -c constraints.txt -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(VENV)/.docs-installed
+	$(VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
 run: $(VENV)/.installed
 	$(VENV)/bin/conceptagent run "$(INSTRUCTION)" --scene $(SCENE) --llm offline
 
@@ -53,7 +64,7 @@ run-local: $(VENV)/.llama-installed
 # The real-model tests run on the smallest local model (fetched, verified, once per models directory)
 # and must not skip here either: CONCEPTAGENT_REQUIRE_LOCAL_LLM turns a missing runtime or model into a failure.
 TEST_MODEL ?= qwen2.5-coder-0.5b-instruct
-test: $(ROS_INTERFACES) $(VENV)/.llama-installed
+test: $(ROS_INTERFACES) $(VENV)/.llama-installed docs
 	tools/ensure_nftables.sh
 	tools/ensure_sdformat.sh
 	$(VENV)/bin/conceptagent models fetch --model $(TEST_MODEL)

@@ -83,6 +83,8 @@ setup(
         "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
                  "yourdfpy>=0.0.56", "scikit-image>=0.22",
                  "pybullet>=3.2.6", *PERCEPTION, *YOLO],
+        # the documentation site (mkdocs.yml; `make docs`, and `make test` builds it with --strict)
+        "docs": ["mkdocs==1.6.1", "mkdocs-material==9.6.23"],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],
     },
     entry_points={"console_scripts": ["conceptagent=conceptagent_ros.cli:main"]},

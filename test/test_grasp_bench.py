@@ -1,6 +1,6 @@
 """The physical grasping benchmark, small: a few objects picked on the PyBullet Panda from what its
 cameras see, judged on PyBullet's ground truth. `conceptagent bench --suite grasp` is the real run
-(its figures are in the README)."""
+(its figures are in docs/manipulation.md)."""
 from __future__ import annotations
 
 import numpy as np

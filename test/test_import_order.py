@@ -1,6 +1,6 @@
-"""The package's layering, as README's Architecture section states it: every import of the package,
-lazy and type-checking ones included, points down this order, and no two packages import each
-other. The order is read from the README, so the test and the documentation cannot drift apart."""
+"""The package's layering, as the documentation's Architecture page (docs/architecture.md) states
+it: every import of the package, lazy and type-checking ones included, points down this order, and
+no two packages import each other. The order is read from that page, so the test and the documentation cannot drift apart."""
 from __future__ import annotations
 
 import ast
@@ -15,10 +15,10 @@ GENERATED = {"msg", "srv", "action"}  # rosidl's output: ROS interfaces, below e
 
 
 def stated_order() -> list[list[str]]:
-    """README's `Layers` block: one line per layer, lowest first, `name, name  # comment`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The Architecture page's `Layers` block: one line per layer, lowest first, `name, name  # comment`."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- layers -->\s*```\w*\n(.*?)```", text, flags=re.S)
-    assert block, "README.md lost its <!-- layers --> block (the package order)"
+    assert block, "docs/architecture.md lost its <!-- layers --> block (the package order)"
     layers = []
     for line in block.group(1).splitlines():
         names = line.split("#")[0].replace("<", " ").replace(",", " ").split()
@@ -79,7 +79,7 @@ def test_the_stated_order_names_every_package_once():
     assert len(named) == len(set(named)), f"a package is named twice: {named}"
     units = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in source_files()}
     units -= {"__init__"}
-    assert units - set(named) == set(), f"packages the README's order leaves out: {sorted(units - set(named))}"
+    assert units - set(named) == set(), f"packages the Architecture page's order leaves out: {sorted(units - set(named))}"
     assert set(named) - units - GENERATED == set(), f"the order names what is not there: {sorted(set(named) - units)}"
 
 

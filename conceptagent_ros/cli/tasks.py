@@ -27,7 +27,7 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--goal", help="PDDL goal formula (default: interpreted from the instruction)")
     run.add_argument("--planner", default="react",
                      help="react (default), base, mcts, llm-planner, tree-planner, grounded-decoding; "
-                          "options as NAME:key=value,... (see the README)")
+                          "options as NAME:key=value,... (see docs/planners.md)")
     run.add_argument("--llm", default="offline",
                      help="offline | simulated[:RATE|PROFILE] | openai:MODEL | local[:NAME] (a fetched model on CPU) | "
                           "hf:PATH (grounded-decoding)")

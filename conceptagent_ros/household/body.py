@@ -22,7 +22,7 @@ skill acts on a thing the base turns to face it. Skills:
   fridge's shelf) is done standing INSIDE_STANDOFF before its front;
 - every other skill (switch on, slice, heat, ...) has no physical model: once its preconditions hold
   on what the robot perceives (in reach, the hand's state), its declared PDDL effects are applied to
-  the body's symbolic flags (SYMBOLIC_SKILLS; the README lists them).
+  the body's symbolic flags (SYMBOLIC_SKILLS).
 
 The base is kinematic (mass 0): it goes where it is driven and stays put while the arm works, as a
 braked base does. The goal is judged by household/judge.py on PyBullet's own state.

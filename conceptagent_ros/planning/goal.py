@@ -53,5 +53,8 @@ class Goal:
             return 1.0
         return sum(_COMPILED(p)(state, {}) for p in parts) / len(parts)
 
+    def unmet_parts(self, state: SymbolicState) -> list[up_model.FNode]:
+        return [p for p in self.conjuncts() if not _COMPILED(p)(state, {})]
+
     def unmet(self, state: SymbolicState) -> list[str]:
-        return [render(p, {}) for p in self.conjuncts() if not _COMPILED(p)(state, {})]
+        return [render(p, {}) for p in self.unmet_parts(state)]
