@@ -58,6 +58,7 @@ from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
 from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
 from conceptagent_ros.perception.frames import Frame
+from conceptagent_ros.perception.relations3d import smallest_holder
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.verifier import PreconditionVerifier
@@ -123,9 +124,6 @@ class Seen:
     @property
     def centre(self) -> np.ndarray:
         return (self.lo + self.hi) / 2
-
-    def area(self) -> float:
-        return float(np.prod(self.hi[:2] - self.lo[:2]))
 
 
 class HouseholdBody:
@@ -402,19 +400,10 @@ class HouseholdBody:
 
     # -- what the planner is told ------------------------------------------------------------------
     def _holder(self, sid: str) -> str | None:
-        """The receptacle of smallest footprint (larger than the thing's) over which the thing's
-        centre stands, with the thing's bottom between its floor and a little over its top."""
-        seen = self.memory[sid]
-        centre = seen.centre
-        best: tuple[float, str] | None = None
-        for other, box in self.memory.items():
-            if other == sid or not self.scene.objects[other].has("receptacle") or box.area() <= seen.area():
-                continue
-            over = bool(np.all(centre[:2] >= box.lo[:2]) and np.all(centre[:2] <= box.hi[:2]))
-            if over and box.lo[2] - CONTAINED_MARGIN <= seen.lo[2] <= box.hi[2] + CONTAINED_MARGIN:
-                if best is None or box.area() < best[0]:
-                    best = (box.area(), other)
-        return best[1] if best else None
+        """The receptacle the thing stands in or on, of those remembered (perception/relations3d)."""
+        boxes = {other: (seen.lo, seen.hi) for other, seen in self.memory.items()}
+        holders = [other for other in self.memory if self.scene.objects[other].has("receptacle")]
+        return smallest_holder(sid, boxes, holders, CONTAINED_MARGIN)
 
     def _robot_state(self) -> RobotState:
         pose = self.base.pose

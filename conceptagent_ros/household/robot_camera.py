@@ -16,6 +16,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.household.mobile_arm import link_index
 from conceptagent_ros.perception.frames import Frame, Intrinsics
+from conceptagent_ros.perception.pybullet_capture import capture, matrix
 
 HORIZONTAL_FOV = 1.05  # radians, the description's gz camera
 TILT_FORCE = 5.0  # newton-metres, the description's effort limit
@@ -39,8 +40,7 @@ class RobotCamera:
         self.link = link_index(p, robot, client, "camera_link")
         aspect = width / height
         vertical = 2 * math.degrees(math.atan(math.tan(HORIZONTAL_FOV / 2) / aspect))
-        self.projection = np.asarray(p.computeProjectionMatrixFOV(vertical, aspect, NEAR, FAR),
-                                     dtype=float).reshape(4, 4, order="F")
+        self.projection = matrix(p.computeProjectionMatrixFOV(vertical, aspect, NEAR, FAR))
 
     def tilt(self, angle: float) -> None:
         """Tilt the head to `angle` (radians; 0 looks down at the workspace, negative further up)
@@ -63,30 +63,15 @@ class RobotCamera:
         p = self.p
         eye, rotation = self.pose()
         forward, up = rotation[:, 0], rotation[:, 2]
-        view = np.asarray(p.computeViewMatrix(eye.tolist(), (eye + forward).tolist(), up.tolist()),
-                          dtype=float).reshape(4, 4, order="F")
-        _, _, rgba, buffer, seg = p.getCameraImage(
-            self.width, self.height, view.flatten(order="F").tolist(), self.projection.flatten(order="F").tolist(),
-            renderer=p.ER_TINY_RENDERER, flags=p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX,
-            physicsClientId=self.client)
-        rgba = np.asarray(rgba, dtype=np.uint8).reshape(self.height, self.width, 4)
-        buffer = np.asarray(buffer, dtype=float).reshape(self.height, self.width)
-        seg = np.asarray(seg, dtype=np.int64).reshape(self.height, self.width)
-        # back-project every pixel through the inverse of projection * view
-        u = (np.arange(self.width) + 0.5) / self.width * 2 - 1
-        v = 1 - (np.arange(self.height) + 0.5) / self.height * 2
-        uu, vv = np.meshgrid(u, v)
-        ndc = np.stack([uu, vv, 2 * buffer - 1, np.ones_like(buffer)], axis=-1).reshape(-1, 4)
-        world = ndc @ np.linalg.inv(self.projection @ view).T
-        world = (world[:, :3] / world[:, 3:]).reshape(self.height, self.width, 3)
-        depth = FAR * NEAR / (FAR - (FAR - NEAR) * buffer)
-        world[buffer >= 1.0 - 1e-7] = np.nan
-        bodies = np.where(seg >= 0, seg & ((1 << 24) - 1), -1)
-        links = np.where(seg >= 0, (seg >> 24) - 1, -2)
+        view = matrix(p.computeViewMatrix(eye.tolist(), (eye + forward).tolist(), up.tolist()))
+        shot = capture(p, self.client, view, self.projection, self.width, self.height)
+        world = shot.points.copy()
+        world[shot.at_far_clip()] = np.nan
+        depth = FAR * NEAR / (FAR - (FAR - NEAR) * shot.buffer)
         optical = np.eye(4)
         # camera_link looks along x with z up; the optical frame looks along z with y down
         optical[:3, 0], optical[:3, 1], optical[:3, 2], optical[:3, 3] = -rotation[:, 1], -rotation[:, 2], forward, eye
-        return CameraImage(rgba[..., :3], world, bodies, links, depth, optical)
+        return CameraImage(shot.rgb, world, shot.bodies, shot.links, depth, optical)
 
 
 def perceived_frame(image: CameraImage, intrinsics: Intrinsics, instances: np.ndarray,

@@ -5,7 +5,7 @@ state takes its parent from whichever holds (scene/perceived.py)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,3 +82,29 @@ def spatial_relations(boxes: Mapping[str, OrientedBox], config: RelationConfig =
             if _planar_gap(boxes[a], boxes[b]) <= config.near:
                 out.append(SpatialRelation(a, "near", b))
     return out
+
+
+AxisBox = tuple[np.ndarray, np.ndarray]  # (lo, hi) corners of a thing's points, world frame
+
+
+def smallest_holder(thing: str, boxes: Mapping[str, AxisBox], holders: Iterable[str], margin: float) -> str | None:
+    """What a thing stands in or on, read from the axis-aligned boxes of what the camera saw: of the
+    `holders` with a larger footprint over which the thing's centre stands, with the thing's bottom
+    between the holder's floor and its top (`margin` either way), the one of smallest footprint (in
+    the tray, in the open drawer, else on the table). The bodies' cameras see exact points, so the
+    margin is theirs to choose for how their things rest."""
+    lo, hi = boxes[thing]
+    centre, area = (lo + hi) / 2, _footprint(boxes[thing])
+    best: tuple[float, str] | None = None
+    for other in holders:
+        if other == thing or _footprint(boxes[other]) <= area:
+            continue
+        olo, ohi = boxes[other]
+        over = bool(np.all(centre[:2] >= olo[:2]) and np.all(centre[:2] <= ohi[:2]))
+        if over and olo[2] - margin <= lo[2] <= ohi[2] + margin and (best is None or _footprint(boxes[other]) < best[0]):
+            best = (_footprint(boxes[other]), other)
+    return best[1] if best else None
+
+
+def _footprint(box: AxisBox) -> float:
+    return float(np.prod(box[1][:2] - box[0][:2]))

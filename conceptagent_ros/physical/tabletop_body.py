@@ -25,6 +25,7 @@ from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Cloud
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
 from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
+from conceptagent_ros.perception.relations3d import smallest_holder
 from conceptagent_ros.physical.grasp_world import GraspWorld
 from conceptagent_ros.physical.scene_layout import TabletopLayout, tabletop_layout
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
@@ -120,28 +121,11 @@ class TabletopBody:
         return Observation(self.state, tuple(objects), seen_inside)
 
     def _holder(self, sid: str, boxes: dict[str, tuple[np.ndarray, np.ndarray]], holders: list[str]) -> str | None:
-        """The receptacle of smallest footprint (larger than the thing's) over which the thing's
-        centre stands, with the thing's bottom within its height: in the tray, in the open drawer,
-        else on the table. A drawer is in its cabinet (the cabinet's make, not a thing seen)."""
+        """In the tray, in the open drawer, else on the table; a drawer is in its cabinet (the
+        cabinet's make, not a thing seen)."""
         if sid in self.layout.drawers:
             return self.layout.cabinet_id
-        lo, hi = boxes[sid]
-        centre = (lo + hi) / 2
-        best: tuple[float, str] | None = None
-        for other in holders:
-            if other == sid or self._area(boxes[other]) <= self._area(boxes[sid]):
-                continue
-            olo, ohi = boxes[other]
-            over = bool(np.all(centre[:2] >= olo[:2]) and np.all(centre[:2] <= ohi[:2]))
-            if over and olo[2] - CONTAINED_MARGIN <= lo[2] <= ohi[2] + CONTAINED_MARGIN:
-                area = self._area(boxes[other])
-                if best is None or area < best[0]:
-                    best = (area, other)
-        return best[1] if best else None
-
-    @staticmethod
-    def _area(box: tuple[np.ndarray, np.ndarray]) -> float:
-        return float(np.prod(box[1][:2] - box[0][:2]))
+        return smallest_holder(sid, boxes, holders, CONTAINED_MARGIN)
 
     # -- acting ------------------------------------------------------------------------------------
     def execute(self, call: SkillCall, watch: SkillWatch | None = None) -> SkillOutcome:

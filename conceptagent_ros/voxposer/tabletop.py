@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conceptagent_ros.perception.pybullet_capture import capture, matrix
 from conceptagent_ros.voxposer.api import ObjectCloud, SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
 
@@ -233,31 +234,16 @@ class Tabletop(PhysicsClient):
         cameras = []
         for eye in eyes:
             cam = Camera(eye, mid, width, height)
-            cam.view = np.asarray(p.computeViewMatrix(eye, mid, [0, 0, 1]), dtype=float).reshape(4, 4, order="F")
-            cam.projection = np.asarray(p.computeProjectionMatrixFOV(cam.fov, cam.width / cam.height, cam.near, cam.far),
-                                        dtype=float).reshape(4, 4, order="F")
+            cam.view = matrix(p.computeViewMatrix(eye, mid, [0, 0, 1]))
+            cam.projection = matrix(p.computeProjectionMatrixFOV(cam.fov, cam.width / cam.height, cam.near, cam.far))
             cameras.append(cam)
         return cameras
 
     # -- sensing ---------------------------------------------------------------------------------
     def render(self, camera: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """RGB (H, W, 3) uint8, world points (H, W, 3) and segmentation (H, W): body id + (link + 1) << 24."""
-        p = self.p
-        _, _, rgba, depth, seg = p.getCameraImage(
-            camera.width, camera.height, camera.view.flatten(order="F").tolist(),
-            camera.projection.flatten(order="F").tolist(), renderer=p.ER_TINY_RENDERER,
-            flags=p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX, physicsClientId=self.client)
-        rgba = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)
-        depth = np.asarray(depth, dtype=float).reshape(camera.height, camera.width)
-        seg = np.asarray(seg, dtype=np.int64).reshape(camera.height, camera.width)
-        # back-project every pixel through the inverse of projection * view (no per-pixel loop)
-        u = (np.arange(camera.width) + 0.5) / camera.width * 2 - 1
-        v = 1 - (np.arange(camera.height) + 0.5) / camera.height * 2
-        uu, vv = np.meshgrid(u, v)
-        ndc = np.stack([uu, vv, 2 * depth - 1, np.ones_like(depth)], axis=-1).reshape(-1, 4)
-        world = ndc @ np.linalg.inv(camera.projection @ camera.view).T
-        world = (world[:, :3] / world[:, 3:]).reshape(camera.height, camera.width, 3)
-        return rgba[..., :3], world, seg
+        shot = capture(self.p, self.client, camera.view, camera.projection, camera.width, camera.height)
+        return shot.rgb, shot.points, shot.segmentation
 
     def observe(self) -> SceneSnapshot:
         """Fuse the four cameras' segmented points per object into a snapshot for the map programs."""

@@ -1,0 +1,57 @@
+"""One image from a camera in PyBullet, as a depth camera with a simulator's segmentation gives it:
+colour, per pixel the world point back-projected from the depth buffer, and PyBullet's segmentation
+(the body and link each pixel shows). The household's mast camera and the tabletop's fixed cameras
+both take their images here. PyBullet is the caller's: it is passed in, never imported."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+LINK_SHIFT = 24  # PyBullet packs (link + 1) above bit 24 of a segmentation value, the body below
+
+
+@dataclass(frozen=True)
+class Capture:
+    rgb: np.ndarray  # (H, W, 3) uint8
+    points: np.ndarray  # (H, W, 3) world points back-projected from the depth buffer (far clip included)
+    buffer: np.ndarray  # (H, W) OpenGL depth buffer, 0 at the near clip, 1 at the far clip
+    segmentation: np.ndarray  # (H, W) int64: body + ((link + 1) << 24); -1 where nothing is
+
+    @property
+    def bodies(self) -> np.ndarray:
+        """Body id per pixel, -1 for none."""
+        return np.where(self.segmentation >= 0, self.segmentation & ((1 << LINK_SHIFT) - 1), -1)
+
+    @property
+    def links(self) -> np.ndarray:
+        """Link index per pixel (-1: the base link; -2 where nothing is)."""
+        return np.where(self.segmentation >= 0, (self.segmentation >> LINK_SHIFT) - 1, -2)
+
+    def at_far_clip(self) -> np.ndarray:
+        return self.buffer >= 1.0 - 1e-7
+
+
+def capture(p: Any, client: int, view: np.ndarray, projection: np.ndarray, width: int, height: int) -> Capture:
+    """Render with `view` and `projection` (4 x 4, as PyBullet computes them, read column-major) on
+    the tiny renderer, which needs no display, and back-project every pixel through the inverse of
+    projection * view (no per-pixel loop)."""
+    _, _, rgba, buffer, seg = p.getCameraImage(
+        width, height, view.flatten(order="F").tolist(), projection.flatten(order="F").tolist(),
+        renderer=p.ER_TINY_RENDERER, flags=p.ER_SEGMENTATION_MASK_OBJECT_AND_LINKINDEX, physicsClientId=client)
+    rgba = np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)
+    buffer = np.asarray(buffer, dtype=float).reshape(height, width)
+    seg = np.asarray(seg, dtype=np.int64).reshape(height, width)
+    u = (np.arange(width) + 0.5) / width * 2 - 1
+    v = 1 - (np.arange(height) + 0.5) / height * 2
+    uu, vv = np.meshgrid(u, v)
+    ndc = np.stack([uu, vv, 2 * buffer - 1, np.ones_like(buffer)], axis=-1).reshape(-1, 4)
+    world = ndc @ np.linalg.inv(projection @ view).T
+    world = (world[:, :3] / world[:, 3:]).reshape(height, width, 3)
+    return Capture(rgba[..., :3], world, buffer, seg)
+
+
+def matrix(values: Any) -> np.ndarray:
+    """A 4 x 4 matrix from PyBullet's 16 numbers (column-major)."""
+    return np.asarray(values, dtype=float).reshape(4, 4, order="F")
