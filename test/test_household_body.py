@@ -79,7 +79,7 @@ def test_each_image_goes_out_as_a_frame_whose_depth_gives_back_the_points_the_bo
     frames: list = []
     kitchen.frame_sink = frames.append
     try:
-        seen = kitchen.clouds()
+        seen = kitchen.sight.clouds()
     finally:
         kitchen.frame_sink = None
     [frame] = frames
@@ -195,13 +195,13 @@ def test_a_hand_that_closes_on_nothing_gets_no_grip(kitchen: HouseholdBody) -> N
     p, c = kitchen.p, kitchen.client
     apple = kitchen.base.bodies["apple_1"]
     before = np.asarray(p.getBasePositionAndOrientation(apple, physicsClientId=c)[0])
-    kitchen._picking = "apple_1"
+    kitchen.grip.picking = "apple_1"
     try:
         kitchen.arm.close_hand()
-        assert kitchen._weld_id is None
+        assert kitchen.grip.weld_id is None
         kitchen.arm.open_hand()
     finally:
-        kitchen._picking = None
+        kitchen.grip.picking = None
     assert np.linalg.norm(np.asarray(p.getBasePositionAndOrientation(apple, physicsClientId=c)[0]) - before) < 0.005
 
 

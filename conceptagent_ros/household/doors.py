@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
@@ -33,8 +33,8 @@ from conceptagent_ros.manipulation.articulation_planner import (
 from conceptagent_ros.manipulation.failures import ManipulationError
 
 if TYPE_CHECKING:
-    from conceptagent_ros.household.body import HouseholdBody
     from conceptagent_ros.manipulation.arm_skills import ArmSkills
+    from conceptagent_ros.scene.geometry import Pose2D
 
 PULL_TO = math.radians(35.0)  # the handle is pulled this far: past it, its face turns away from the robot
 PUSH_FROM_BEHIND = math.radians(4.0)  # the push starts this far behind where the pull left the door
@@ -54,15 +54,46 @@ ROUND_EDGE = 0.12  # metres past the door's free edge the hand goes round it
 ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a push
 
 
+class DoorBody(Protocol):
+    """What swinging a door needs of the body: where its base and hand are, seeing the door, standing
+    and driving, and the assisted grip on the handle (household/body.py)."""
+
+    footprint_radius: float
+
+    def door_ids(self) -> Collection[str]: ...
+
+    def base_pose(self) -> Pose2D: ...
+
+    def hand_position(self) -> np.ndarray: ...
+
+    def shoulder(self) -> np.ndarray: ...
+
+    def door_points(self, target: str, tuck: bool = True) -> np.ndarray: ...
+
+    def closed_door_normal(self, target: str) -> np.ndarray: ...
+
+    def free_for_base(self, x: float, y: float) -> bool: ...
+
+    def drive_to(self, x: float, y: float, yaw: float) -> bool: ...
+
+    def grip_door(self, target: str) -> bool: ...
+
+    def let_go_of_door(self) -> None: ...
+
+    def rest(self) -> None: ...
+
+    def settle(self) -> None: ...
+
+
 class HingedDoors:
     """The household body's DoorMover (manipulation/arm_skills): the hinged doors of the scene."""
 
-    def __init__(self, body: HouseholdBody):
+    def __init__(self, body: DoorBody):
         self.body = body
         self.frames: dict[str, DoorFrame] = {}  # each door as last seen closed, from where its arm worked
 
     def doors(self) -> Collection[str]:
-        return {oid for oid, kind in self.body.kinds.items() if kind == "door"}
+        return self.body.door_ids()
 
     def move_door(self, target: str, action: Literal["open", "close"], skills: ArmSkills) -> str:
         if action == "close":
@@ -98,11 +129,11 @@ class HingedDoors:
     # -- opening ---------------------------------------------------------------------------------
     def _open(self, target: str, points: np.ndarray, skills: ArmSkills) -> None:
         body = self.body
-        pose = body.base.pose
+        pose = body.base_pose()
         door = door_frame(front_geometry(points, (pose.x, pose.y)), gripper=skills.spec.gripper)
         self._stand(door, target, skills)
         points = body.door_points(target)  # seen again from where the arm works
-        pose = body.base.pose
+        pose = body.base_pose()
         plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO)
         door = door_frame(front_geometry(points, (pose.x, pose.y)), gripper=skills.spec.gripper)
         self.frames[target] = door
@@ -155,7 +186,7 @@ class HingedDoors:
         hand.move_hand(self._hand_now() - back * WITHDRAW, plan.rotations[-1])
 
     def _hand_now(self) -> np.ndarray:
-        return np.asarray(self.body.arm.hand_pose()[0], dtype=float)
+        return self.body.hand_position()
 
     # -- where the base stands -------------------------------------------------------------------
     def _stand(self, door: DoorFrame, target: str, skills: ArmSkills, at: tuple[float, float] = STANCE) -> None:

@@ -1,0 +1,172 @@
+"""What the household body's hand holds and how firmly: the carrying grip from the lift until the
+hand opens (_weld), the held thing carried along as the base moves kinematically, its points in the
+hand's frame, and the assisted grip on a door's handle. PyBullet's friction contacts creep under a
+mobile manipulator's motions where a real hand's 60 N grip does not; each grip says which it
+stands in for."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from conceptagent_ros.household.item_clouds import from_frame
+from conceptagent_ros.household.mobile_arm import MobileArm, link_index, mm_orientation
+from conceptagent_ros.manipulation.arm_skills import Held
+
+WELD_FORCE = 60.0  # newtons: the carrying grip (weld)
+DOOR_GRIP_FORCE = 15.0  # newtons: the assisted grip on a door's handle (grip_door); a door swings at 3 N
+SQUEEZED = 1.0  # newtons each finger presses a thing with, at least, for the grip (grip_if_squeezed)
+NO_CARRY: tuple[int, tuple[float, ...], tuple[float, ...]] = (-1, (0, 0, 0), (0, 0, 0, 1))
+
+
+class Grip:
+    """The hand's hold on things. `held` says what the arm's skills hold (manipulation/arm_skills)."""
+
+    def __init__(self, p: Any, client: int, robot: int, arm: MobileArm, bodies: dict[str, int],
+                 held: Callable[[], Held | None]):
+        self.p, self.client, self.robot, self.arm, self.bodies = p, client, robot, arm, bodies
+        self._held = held
+        self.picking: str | None = None  # what a pick in progress is after
+        self.in_hand: np.ndarray | None = None  # the held thing's points in the hand frame, from the grasp
+        # the held thing's body and its pose in the hand frame, while the base carries it
+        self._carry_offset = NO_CARRY
+        self.weld_id: int | None = None
+        self._door_grip: int | None = None
+        arm.on_open = self.let_go_of_weld  # the grip set for carrying ends where the hand opens
+        arm.on_closed = self.grip_if_squeezed
+
+    @property
+    def held(self) -> Held | None:
+        return self._held()
+
+    # -- the held thing's points --------------------------------------------------------------------
+    def hand_frame(self) -> tuple[np.ndarray, np.ndarray]:
+        position, quaternion = self.arm.hand_pose()
+        return position, Rotation.from_quat(quaternion).as_matrix()
+
+    def held_points(self) -> tuple[str, np.ndarray] | None:
+        """The held thing and its points where the hand is now (as the grasp took it)."""
+        held = self.held
+        if held is None or self.in_hand is None:
+            return None
+        return held.object_id, from_frame(self.in_hand, *self.hand_frame())
+
+    def held_as_gripped(self) -> np.ndarray | None:
+        """The held thing's points where the hand is now, turned as the hand gripped it (how a
+        place carries it); None with nothing in hand."""
+        held = self.held
+        if held is None or self.in_hand is None:
+            return None
+        gripped = Rotation.from_quat(mm_orientation(held.grasp.rotation)).as_matrix()
+        return from_frame(self.in_hand, self.arm.hand_pose()[0], gripped)
+
+    # -- the carrying grip ------------------------------------------------------------------------
+    def weld(self) -> None:
+        """Hold what the hand grasped rigidly from the lift until the hand opens to let it go: a
+        grip set for carrying, while the arm tucks, the base drives and the arm swings the thing
+        over the place and lowers it (PyBullet's friction contacts creep under such motions, which a
+        real hand's 60 N grip does not: a cup swung from hanging below the hand to held level slid
+        out of it; a 9 cm cube turned in the fingers on its way down onto a sink and fell to the
+        floor). It is set when the fingers squeeze the thing (grip_if_squeezed), else after the
+        pick; the release is friction alone; what the thing meets on its way down stops the hand
+        (the place reports COLLISION)."""
+        if self.held is not None:
+            self._weld_to_hand(self.held.object_id)
+
+    def grip_if_squeezed(self) -> None:
+        """The grip of weld from the moment the closed fingers squeeze the thing being picked from
+        both sides (each finger pressing it with SQUEEZED newtons or more), as simulators' assisted
+        grasping does (iGibson's and BEHAVIOR's). PyBullet's box-on-box contacts give a finger one
+        or two contact points, and a phone squeezed by 58 N on each side stayed on the table as the
+        hand rose. A hand that closed on nothing, on one side of the thing, or on its support gets
+        no grip: the pick's own checks (the gap, the lift) then fail as before."""
+        if self.picking is not None and self.weld_id is None and self.squeezed(self.picking):
+            self._weld_to_hand(self.picking)
+
+    def squeezed(self, object_id: str, link: int | None = None) -> bool:
+        """Both fingers press the thing (its `link` only, where given) with SQUEEZED newtons or more."""
+        body = self.bodies.get(object_id)
+        if body is None:
+            return False
+        p, c = self.p, self.client
+        only = {} if link is None else {"linkIndexB": link}
+        return all(sum(cp[9] for cp in p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger,
+                                                         physicsClientId=c, **only)) >= SQUEEZED
+                   for finger in self.arm.finger_links)
+
+    def _weld_to_hand(self, object_id: str) -> None:
+        p, c = self.p, self.client
+        body = self.bodies[object_id]
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        hand_position, hand_orientation = self.arm.hand_pose()
+        inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
+        local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
+        self.weld_id = p.createConstraint(self.robot, self.arm.grasp_link, body, -1, p.JOINT_FIXED, [0, 0, 0],
+                                          local[0], [0, 0, 0], local[1], [0, 0, 0, 1], physicsClientId=c)
+        # as firm as the fingers squeeze (60 N): it gives where the thing meets its support on the way down
+        # (at 500 N it pressed a cube 2 mm into a sink, which threw the cube off as the hand let go)
+        p.changeConstraint(self.weld_id, maxForce=WELD_FORCE, physicsClientId=c)
+        self.arm.hold_gap(self.arm.finger_gap())
+
+    def let_go_of_weld(self) -> None:
+        if self.weld_id is not None:
+            self.p.removeConstraint(self.weld_id, physicsClientId=self.client)
+            self.weld_id = None
+        self.arm.hold_gap(None)
+
+    # -- carried while the base moves -------------------------------------------------------------
+    def carry(self) -> None:
+        """What the hand holds, put where the hand is (the base moves kinematically, not by physics)."""
+        if self.held is None or self.in_hand is None:
+            return
+        body = self.bodies[self.held.object_id]
+        if self._carry_offset[0] != body:
+            return
+        _, local_position, local_orientation = self._carry_offset
+        hand_position, hand_orientation = self.arm.hand_pose()
+        world_position, world_orientation = self.p.multiplyTransforms(
+            hand_position.tolist(), hand_orientation.tolist(), local_position, local_orientation)
+        self.p.resetBasePositionAndOrientation(body, world_position, world_orientation, physicsClientId=self.client)
+
+    def hold_carried(self) -> None:
+        """Take the held thing's pose in the hand frame, for carry."""
+        if self.held is None:
+            self._carry_offset = NO_CARRY
+            return
+        body = self.bodies[self.held.object_id]
+        p, c = self.p, self.client
+        position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        hand_position, hand_orientation = self.arm.hand_pose()
+        inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
+        local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
+        self._carry_offset = (body, local[0], local[1])
+
+    def carried_bodies(self) -> list[int]:
+        return [self.bodies[self.held.object_id]] if self.held is not None else []
+
+    # -- a door's handle ----------------------------------------------------------------------------
+    def door_link(self, target: str) -> int:
+        return link_index(self.p, self.bodies[target], self.client, "door")
+
+    def grip_door(self, target: str) -> bool:
+        """The assisted grip on a door's handle once both fingers press the door (SQUEEZED): a point
+        constraint at the hand of at most DOOR_GRIP_FORCE, about which the handle turns (doors.py)."""
+        p, c = self.p, self.client
+        body, link = self.bodies[target], self.door_link(target)
+        if not self.squeezed(target, link):
+            return False
+        hand, _ = self.arm.hand_pose()
+        centre, turn = p.getLinkState(body, link, physicsClientId=c)[:2]  # constraints act in the link's inertial frame
+        inverse = p.invertTransform(centre, turn)
+        local = p.multiplyTransforms(inverse[0], inverse[1], hand.tolist(), [0, 0, 0, 1])[0]
+        self._door_grip = p.createConstraint(self.robot, self.arm.grasp_link, body, link, p.JOINT_POINT2POINT,
+                                             [0, 0, 0], [0, 0, 0], local, physicsClientId=c)
+        p.changeConstraint(self._door_grip, maxForce=DOOR_GRIP_FORCE, physicsClientId=c)
+        return True
+
+    def let_go_of_door(self) -> None:
+        if self._door_grip is not None:
+            self.p.removeConstraint(self._door_grip, physicsClientId=self.client)
+            self._door_grip = None

@@ -1,0 +1,169 @@
+"""What the household body sees and remembers: per thing, the depth pixels its mast camera's
+segmentation gives it (the oracle detector's masks, the geometry from depth), a half-hidden thing
+filled in by symmetry, remembered where last seen (a fixed thing's box grows over views); each image
+also goes, where a sink is set, to a perception node as the RGB-D frame a camera driver publishes."""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from conceptagent_ros.household.grip import Grip
+from conceptagent_ros.household.item_clouds import mirror_completed
+from conceptagent_ros.household.robot_camera import CameraImage, RobotCamera, perceived_frame
+from conceptagent_ros.manipulation.arm_skills import Clouds
+from conceptagent_ros.manipulation.failures import ManipulationError
+from conceptagent_ros.perception.frames import Frame
+from conceptagent_ros.perception.relations3d import smallest_holder
+from conceptagent_ros.scene.model import Scene
+from conceptagent_ros.world.house import House
+
+# the head's tilts a look takes in: down at the workspace (0), and up at what stands above the arm
+# (a 1.2 m shelf's top is above the lowered view from anywhere the arm reaches it)
+LOOK_TILTS = (0.0, -0.45)
+CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or above it) still rests on it
+DOOR_SHUT_WITHIN = 0.05  # metres out of its piece's footprint a door's points still count as the piece's
+
+
+@dataclass(frozen=True)
+class Placed:
+    center: tuple[float, float, float]
+
+
+@dataclass
+class Seen:
+    """A thing as the camera last saw it: its points' box (a fixed thing's grows over views)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    fixed: bool  # furniture: its box is the union of every view's, as nothing moves it
+
+    @property
+    def centre(self) -> np.ndarray:
+        return (self.lo + self.hi) / 2
+
+
+class Sight:
+    """The mast camera and the memory of what it saw. `bodies` maps scene ids to PyBullet bodies."""
+
+    def __init__(self, p: Any, client: int, robot: int, scene: Scene, home: House, bodies: dict[str, int],
+                 kinds: dict[str, str], grip: Grip):
+        self.p, self.client, self.robot = p, client, robot
+        self.scene, self.home, self.bodies, self.kinds, self.grip = scene, home, bodies, kinds, grip
+        self.camera = RobotCamera(p, client, robot)
+        self.names = {body: name for name, body in bodies.items()}
+        self.instance_names = tuple(sorted(scene.objects))  # what a frame's instance ids index
+        # where every image the camera takes goes too, as a frame (a ROS node's camera topics); None: nowhere
+        self.frame_sink: Callable[[Frame], None] | None = None
+        self.memory: dict[str, Seen] = {}
+
+    def clouds(self, tilts: Collection[float] = (0.0,)) -> Clouds:
+        """Per scene id, the points the camera sees of it now, with the head at each of `tilts` in
+        turn (their points together); a thing's half hidden from the camera filled in by symmetry;
+        what the hand holds, where the hand holds it."""
+        views: dict[str, list[np.ndarray]] = {}
+        for tilt in tilts:
+            self.camera.tilt(tilt)
+            for name, points in self._view_now().items():
+                views.setdefault(name, []).append(points)
+        self.camera.tilt(0.0)
+        eye = self.camera.pose()[0]  # the head tilts about a joint a few centimetres from the lens
+        out: Clouds = {}
+        for name, parts in views.items():
+            points = np.concatenate(parts)
+            out[name] = mirror_completed(points, eye) if self.kinds.get(name) == "item" else points
+        held = self.grip.held_points()
+        if held is not None:
+            out[held[0]] = held[1]
+        self._remember(out)
+        return out
+
+    def _view_now(self) -> Clouds:
+        """Per scene id, the points one image shows of it (as seen: not completed); the image goes to
+        `frame_sink` too, where one is set (a perception node's camera topics), what the hand holds or
+        is picking up left unnamed there: the gripper says what it holds, not the camera (seen in the
+        rising hand, the thing would stay in perception's map where the lift left it)."""
+        image = self.camera.capture()
+        owners = self._owners(image)
+        if self.frame_sink is not None:
+            held = self.grip.held
+            in_hand = {held.object_id if held is not None else None, self.grip.picking} - {None}
+            hidden = np.isin(owners, [self.instance_names.index(name) for name in in_hand])
+            shown = np.where(hidden, -1, owners)
+            self.frame_sink(perceived_frame(image, self.camera.intrinsics(), shown, self.instance_names))
+        out: Clouds = {}
+        for index in np.unique(owners[owners >= 0]):
+            points = image.points[owners == index]
+            if len(points) >= 10:
+                out[self.instance_names[index]] = points
+        return out
+
+    def _owners(self, image: CameraImage) -> np.ndarray:
+        """Per pixel, the index into instance_names of the scene's thing it shows (-1: none, the robot
+        itself, or nothing seen). A door's pixels count as its piece's only within the map's footprint
+        of the piece: a swung door is not the fridge's extent (navigate_to would stand off from a
+        fridge 1.4 m deep)."""
+        owners = np.full(image.bodies.shape, -1, dtype=np.int32)
+        valid = np.isfinite(image.points).all(axis=-1)
+        for body in np.unique(image.bodies[valid]):
+            name = self.names.get(int(body))
+            if name is None or int(body) == self.robot or name not in self.scene.objects:
+                continue
+            mask = (image.bodies == body) & valid
+            if self.kinds.get(name) == "door":
+                shut = self.home.boxes[name].footprint_contains_all(image.points[mask], DOOR_SHUT_WITHIN)
+                mask[mask] = (image.links[mask] == -1) | shut
+            owners[mask] = self.instance_names.index(name)
+        return owners
+
+    def _remember(self, clouds: Clouds) -> None:
+        held = self.grip.held
+        for sid, points in clouds.items():
+            if held is not None and sid == held.object_id:
+                continue
+            lo, hi = points.min(axis=0), points.max(axis=0)
+            fixed = self.kinds.get(sid) != "item"
+            old = self.memory.get(sid)
+            if fixed and old is not None:
+                lo, hi = np.minimum(lo, old.lo), np.maximum(hi, old.hi)
+            self.memory[sid] = Seen(lo, hi, fixed)
+
+    def positions(self) -> dict[str, Placed]:
+        """Where each of the scene's things stands now, by PyBullet (its base link's box middle): what
+        a perceived id is resolved by (sim/perceived_ids.py)."""
+        out: dict[str, Placed] = {}
+        for name, body in self.bodies.items():
+            if name not in self.scene.objects:
+                continue
+            lo, hi = self.p.getAABB(body, -1, physicsClientId=self.client)
+            out[name] = Placed(tuple(float((a + b) / 2) for a, b in zip(lo, hi)))  # type: ignore[arg-type]
+        return out
+
+    def holder(self, sid: str) -> str | None:
+        """The receptacle the thing stands in or on, of those remembered (perception/relations3d)."""
+        boxes = {other: (seen.lo, seen.hi) for other, seen in self.memory.items()}
+        holders = [other for other in self.memory if self.scene.objects[other].has("receptacle")]
+        return smallest_holder(sid, boxes, holders, CONTAINED_MARGIN)
+
+    def door_points(self, target: str, link: int) -> np.ndarray:
+        """The points the camera sees of a container's door (its `link`), with the head at each of
+        LOOK_TILTS."""
+        body = self.bodies[target]
+        parts = []
+        for tilt in LOOK_TILTS:
+            self.camera.tilt(tilt)
+            image = self.camera.capture()
+            seen = (image.bodies == body) & (image.links == link) & np.isfinite(image.points).all(axis=-1)
+            parts.append(image.points[seen])
+        self.camera.tilt(0.0)
+        points = np.concatenate(parts)
+        if len(points) < 30:
+            raise ManipulationError("NOT_SEEN", f"{target}'s door is not seen from here ({len(points)} points)")
+        return points
+
+    def below_eye(self, points: np.ndarray) -> np.ndarray:
+        """A container's points below the camera: inside a fridge the underside of its top is level
+        too, and nothing is put on what the eye sees from below."""
+        return points[points[:, 2] < self.camera.pose()[0][2]]

@@ -1,0 +1,298 @@
+"""Where and how the household body stands: the base's drives (the embedded navigator's approach
+pose and path on the house's costmap, the held thing carried along), standing square before a
+drawer's front or close before a fridge's, turning to face what a skill acts on, looking around on
+arrival, and the arm's posture for it (tucked for driving and looking, the torso's height for a
+pick or a place). The base is kinematic: it goes where it is driven."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from conceptagent_ros.household.grip import Grip
+from conceptagent_ros.household.mobile_arm import MobileArm
+from conceptagent_ros.household.sight import LOOK_TILTS, Seen, Sight
+from conceptagent_ros.manipulation.clouds import fit_plane
+from conceptagent_ros.manipulation.frames import hand_frame
+from conceptagent_ros.manipulation.place_planner import PlaceConfig
+from conceptagent_ros.navigation.approach import approach_goal
+from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
+from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
+from conceptagent_ros.scene.geometry import Pose2D
+from conceptagent_ros.scene.model import Scene
+from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
+from conceptagent_ros.world.house import House
+from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, TORSO_TRAVEL
+from conceptagent_ros.world.sdf_world import front_yaw
+
+LOOK_YAWS = 6  # views of a look around (the camera is 60 degrees across)
+# metres from the side of what navigate_to goes to, to the base's middle: its near edge 43 cm in
+# front of the shoulder, where the arm works best (at 35 cm the hand reached over the near edge of a
+# coffee table only bent back on itself)
+APPROACH_STANDOFF = 0.5
+INSIDE_STANDOFF = 0.40  # metres from a fridge's front to the base's middle, to reach in (step_up_to)
+FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
+FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
+ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
+# the torso's heights tried for a pick or a place, lowest first (torso_for): the lowest from which
+# the hand reaches over the target pointing down, one step higher for room; a book on a 1.2 m shelf
+# is out of reach pointing down from the shoulder's 0.90 m, a sponge held over a bowl on a counter too
+TORSO_STEP = 0.05
+PICK_HAND_ABOVE = 0.10  # metres the hand is over a thing's top at its pre-grasp from above
+PLACE_HAND_ABOVE = 0.16  # metres the hand is over a place's top plus the held thing: the grip's height and the way down
+PLACE_INWARD = 0.08  # metres in from a receptacle's near edge its place is taken at, for the question
+# metres: the torso lifts at least by how much the top (a place's: plus the held thing) is higher
+TORSO_BELOW_TOP = 1.0
+# and a place on a top higher than HIGH_TOP has the shoulder SHOULDER_OVER_HIGH_TOP above it: a book
+# lowered onto a 1.2 m shelf from a shoulder at 1.14 m struck the shelf's edge on its way down
+HIGH_TOP = 1.0
+SHOULDER_OVER_HIGH_TOP = 0.04
+
+
+class Stance:
+    """The base and the arm's posture. `moved` is called whenever the shoulder has moved (the arm's
+    planners follow it); `shoulder` says where it is; `reach` is the arm's."""
+
+    def __init__(self, base: PyBulletBase, arm: MobileArm, scene: Scene, home: House, kinds: dict[str, str],
+                 sight: Sight, grip: Grip, shoulder: Callable[[], np.ndarray], moved: Callable[[], None],
+                 reach: float):
+        self.base, self.arm, self.scene, self.home, self.kinds = base, arm, scene, home, kinds
+        self.sight, self.grip, self.shoulder, self.moved, self.reach = sight, grip, shoulder, moved, reach
+        self.costmap = costmap(home.grid, FOOTPRINT_RADIUS + 0.05)
+        self.tucked = True
+        self.last_path: list[tuple[float, float]] = []  # the base's last planned path (x, y), for rviz
+
+    # -- the arm's posture --------------------------------------------------------------------------
+    def tuck(self) -> None:
+        if not self.tucked:
+            self.arm.tuck(TUCKED)
+            self.tucked = True
+
+    def ready(self) -> None:
+        if self.tucked:
+            self.arm.rest()
+            self.tucked = False
+
+    def lift_torso(self, height: float) -> None:
+        """The torso to `height` with the arm tucked over the base (nothing in the way as it rises
+        or falls), and the arm's planners told where the shoulder is now."""
+        if abs(height - self.arm.torso_height()) > 0.005:
+            self.tuck()
+            self.arm.lift_torso(height)
+            self.moved()
+
+    def torso_for(self, call: SkillCall) -> float:
+        """How high to lift the torso for a pick or a place: the lowest of the heights tried
+        (TORSO_STEP apart) from which the hand reaches, pointing down, over the thing's top (a
+        pick's pre-grasp) or over the receptacle's near part with the held thing (a place), one step
+        higher for room; 0 for other skills."""
+        if call.skill not in ("pick", "place"):
+            return 0.0
+        seen = self.sight.memory.get(call.args[1] if call.skill == "place" else call.args[0])
+        if seen is None:
+            return self.arm.torso_height()
+        shoulder = self.shoulder() - np.array([0.0, 0.0, self.arm.torso_height()])
+        top = None
+        if call.skill == "pick":
+            spot = np.append(seen.centre[:2], seen.hi[2] + PICK_HAND_ABOVE)
+        else:
+            lo, hi = seen.lo[:2] + PLACE_INWARD, seen.hi[:2] - PLACE_INWARD
+            xy = np.clip(shoulder[:2], np.minimum(lo, seen.centre[:2]), np.maximum(hi, seen.centre[:2]))
+            points = self.grip.held_as_gripped()
+            held = float(np.ptp(points[:, 2])) if points is not None and len(points) else 0.0
+            top = self.shelf_inside(call.args[1]) if self.kinds.get(call.args[1]) == "door" else None
+            if top is not None:  # a fridge is filled on its shelf, not on its top
+                seen = Seen(np.append(seen.lo[:2], seen.lo[2]), np.append(seen.hi[:2], top), seen.fixed)
+            spot = np.append(xy, seen.hi[2] + held + PLACE_HAND_ABOVE)
+        bearing = spot[:2] - shoulder[:2]
+        closing = np.array([-bearing[1], bearing[0], 0.0]) if np.linalg.norm(bearing) > 1e-6 else np.array([0.0, 1.0, 0.0])
+        down = Rotation.from_matrix(hand_frame(np.array([0.0, 0.0, -1.0]), closing)).as_quat()
+        # at least the shoulder within TORSO_BELOW_TOP of the top it works over (plus what it holds):
+        # the hand that places a cup onto a coffee machine's 1.3 m top came in from above it
+        if call.skill == "pick":
+            least = float(np.clip(spot[2] - PICK_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
+        else:
+            least = float(np.clip(spot[2] - PLACE_HAND_ABOVE - TORSO_BELOW_TOP, 0.0, TORSO_TRAVEL))
+            if top is not None:  # the shoulder as high as the hand over the shelf: the forearm goes in level under the top
+                least = max(least, float(np.clip(np.ceil((spot[2] - shoulder[2]) / TORSO_STEP) * TORSO_STEP, 0.0,
+                                                 TORSO_TRAVEL)))
+            elif seen.hi[2] > HIGH_TOP:  # the shoulder over a high top, to come down onto it from above
+                least = max(least, float(np.clip(seen.hi[2] + SHOULDER_OVER_HIGH_TOP - shoulder[2], 0.0, TORSO_TRAVEL)))
+        for lift in np.arange(0.0, TORSO_TRAVEL + 1e-9, TORSO_STEP):
+            if self.arm.reachable_at_lift(spot, down, float(lift)):
+                return max(least, 0.0 if lift == 0.0 else float(min(lift + TORSO_STEP, TORSO_TRAVEL)))
+        return TORSO_TRAVEL if spot[2] > shoulder[2] else least
+
+    def shelf_inside(self, container: str) -> float | None:
+        """The height of the level surface inside a container with a door, as seen below the eye
+        (the underside of its top is level too), or None where none is seen (the door shut)."""
+        points = self.sight.clouds(LOOK_TILTS).get(container)
+        if points is None:
+            return None
+        cfg = PlaceConfig()  # the level surface the place planner will find
+        plane = fit_plane(self.sight.below_eye(points), cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg,
+                          tries=cfg.plane_tries)
+        return float(np.median(plane.inliers[:, 2])) if plane is not None else None
+
+    # -- looking around -----------------------------------------------------------------------------
+    def look_around(self) -> None:
+        """Turn on the spot, the arm tucked, looking at every heading; back to the heading it had."""
+        self.tuck()
+        start = self.base.pose
+        for k in range(LOOK_YAWS):
+            self.base.place(Pose2D(start.x, start.y, start.yaw + 2 * math.pi * k / LOOK_YAWS))
+            self.grip.carry()
+            self.sight.clouds(LOOK_TILTS)
+        self.base.place(start)
+        self.grip.carry()
+
+    # -- standing before something ------------------------------------------------------------------
+    def face(self, target: str) -> None:
+        """Turn the base on the spot toward what a skill acts on, where the camera looks too far
+        from it: the arm works in front of the mast and the camera sees 60 degrees across, so a
+        thing beside or behind the robot (it began there, or a look around found it there) is
+        neither seen nor reached by the skill. A round base turns freely where it stands."""
+        seen = self.sight.memory.get(target)
+        if seen is None:
+            return
+        pose = self.base.pose
+        bearing = math.atan2(float(seen.centre[1]) - pose.y, float(seen.centre[0]) - pose.x)
+        if abs(math.remainder(bearing - pose.yaw, 2 * math.pi)) <= FACING_TOLERANCE:
+            return
+        self.tuck()
+        self.grip.hold_carried()
+        self.base.place(Pose2D(pose.x, pose.y, bearing))
+        self.grip.carry()
+        self.moved()
+
+    def stand_before_front(self, target: str) -> None:
+        """Drive to stand square in front of a drawer, FRONT_STANDOFF out on its front's normal,
+        facing it, across from its handle: a pull runs along the normal, and from an approach
+        pose off to one side (navigate_to stands wherever the arm reaches some of the cabinet) the
+        handle is seen edge-on and pulled across the arm. The front is measured from what the
+        camera sees (articulation_planner.front_geometry); where it is not seen, or no free path
+        leads there, the base stays and the skill tries from where it stands."""
+        from conceptagent_ros.manipulation.articulation_planner import front_geometry
+        from conceptagent_ros.manipulation.failures import ManipulationError
+
+        self.tuck()
+        points = self.sight.clouds().get(target)
+        if points is None:
+            return
+        pose = self.base.pose
+        try:
+            front = front_geometry(points, (pose.x, pose.y))
+        except ManipulationError:
+            return
+        middle = front.handle if front.handle is not None else front.centre
+        across = front.centre + front.width_axis * float((middle - front.centre) @ front.width_axis)
+        goal = (float(across[0] + front.normal[0] * FRONT_STANDOFF), float(across[1] + front.normal[1] * FRONT_STANDOFF))
+        yaw = math.atan2(-front.normal[1], -front.normal[0])
+        if math.dist(goal, (pose.x, pose.y)) < 0.03 and abs(math.remainder(yaw - pose.yaw, 2 * math.pi)) < 0.05:
+            return
+        try:
+            path = plan_path(self.costmap, (pose.x, pose.y), goal, goal_tolerance=0.1)
+        except NavigationError:
+            return
+        self.base.drive(path, yaw)
+        self.moved()
+
+    def step_up_to(self, target: str) -> None:
+        """For a pick or a place inside a container with a door, stand INSIDE_STANDOFF before the
+        middle of its front (the map's), facing it: from where navigate_to stands (as far out as a
+        door is opened from) the arm pointing down does not reach 13 cm in past a fridge's front.
+        Where no path leads there, the base stays."""
+        if target not in self.scene.objects or self.front_side(target) is None:
+            return
+        box, normal = self.home.boxes[target], self.closed_door_normal(target)
+        depth = abs(float(normal[0])) * box.size[0] + abs(float(normal[1])) * box.size[1]
+        goal = np.asarray(box.center[:2]) + normal[:2] * (depth / 2 + INSIDE_STANDOFF)
+        pose = self.base.pose
+        if math.dist((pose.x, pose.y), goal) < 0.05:
+            return
+        self.drive_to(float(goal[0]), float(goal[1]), math.atan2(-normal[1], -normal[0]))
+
+    def front_side(self, target: str) -> float | None:
+        """The heading a door or drawer opens toward (the map's: the world was built with it), so
+        that the base stands where the arm pulls it open; from the side, the front is seen edge-on
+        and its handle not at all. None for what does not open."""
+        if self.kinds.get(target) not in ("door", "drawer"):
+            return None
+        return front_yaw(self.home.boxes[target], self.scene, self.scene.objects[target])
+
+    def closed_door_normal(self, target: str) -> np.ndarray:
+        """The map's direction out of a container's front (the world was built with it)."""
+        yaw = self.front_side(target)
+        assert yaw is not None
+        return np.array([math.cos(yaw), math.sin(yaw), 0.0])
+
+    # -- driving ------------------------------------------------------------------------------------
+    def free_for_base(self, x: float, y: float) -> bool:
+        row, col = self.costmap.grid.cell_of(x, y)
+        return bool(self.costmap.free(row, col))
+
+    def drive_to(self, x: float, y: float, yaw: float) -> bool:
+        """Tuck, lower the torso and drive to (x, y), turning to `yaw`; False where no path leads there."""
+        pose = self.base.pose
+        try:
+            path = plan_path(self.costmap, (pose.x, pose.y), (x, y), goal_tolerance=0.1)
+        except NavigationError:
+            return False
+        return self.drive(path, yaw).reached
+
+    def drive(self, path: PlannedPath, yaw: float) -> DriveResult:
+        """Follow a planned path, arm tucked, torso down (the camera's view of the floor, a low centre
+        of mass), carrying what the hand holds; then the arm's planners follow the base."""
+        self.tuck()
+        self.lift_torso(0.0)
+        self.grip.hold_carried()
+        self.last_path = [(float(x), float(y)) for x, y in path.waypoints]
+        result = self.base.drive(path, yaw, carried=self.grip.carried_bodies(), carry=self.grip.carry)
+        self.moved()
+        return result
+
+    def navigate(self, call: SkillCall, out_of_reach: Callable[[SkillCall], str | None]) -> SkillOutcome:
+        """navigate_to: to a free spot near a room's middle, or to where the base should stand for a
+        thing as the robot saw it (before a front: as far out as the arm pulls it from); then a look
+        around. OUT_OF_REACH where it arrived as near as the map allows and the arm still does not
+        reach the thing (`out_of_reach` says why)."""
+        target = call.args[0]
+        start = (self.base.pose.x, self.base.pose.y)
+        try:
+            if target in self.scene.rooms:
+                room = self.scene.rooms[target]
+                cell = nearest_free(self.costmap, room.centre[0], room.centre[1], ROOM_STOP_TOLERANCE)
+                if cell is None:
+                    raise NavigationError("NO_PATH", f"no free spot for the base near the middle of {target}")
+                goal_xy = self.costmap.grid.centre_of(*cell)
+                goal_yaw = math.atan2(goal_xy[1] - start[1], goal_xy[0] - start[0])
+            else:
+                seen = self.sight.memory.get(target)
+                if seen is None:
+                    return SkillOutcome(call, False, f"{call} failed: {target} has not been seen; the robot does not "
+                                                     "know where it is", "precondition")
+                size = tuple(float(v) for v in seen.hi - seen.lo)
+                side = self.front_side(target)
+                # before a front, as far out as the arm pulls it from: nearer, the camera sees only its top
+                approach = approach_goal(self.costmap, self.home.plan.walls, (float(seen.centre[0]), float(seen.centre[1])),
+                                         size, start, reach=self.reach,  # type: ignore[arg-type]
+                                         side=side, standoff=FRONT_STANDOFF if side is not None else APPROACH_STANDOFF)
+                goal_xy, goal_yaw = (approach.pose.x, approach.pose.y), approach.pose.yaw
+            path = plan_path(self.costmap, start, goal_xy)
+        except NavigationError as e:
+            return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
+        if self.grip.held is not None and self.grip.weld_id is None:  # a place that failed let go of the weld
+            self.grip.weld()
+        result = self.drive(path, goal_yaw)
+        self.look_around()
+        if not result.reached:
+            return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)
+        far = out_of_reach(SkillCall("pick", (target,))) if target in self.scene.objects else None
+        if far is not None:  # as near as the map lets the base stand (furniture in front), and still too far
+            return SkillOutcome(call, False, f"{call} failed: OUT_OF_REACH: the base stands as near as the map "
+                                             f"allows after {result.travelled:.1f} m, and {far}", "physical",
+                                "OUT_OF_REACH")
+        return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s")
