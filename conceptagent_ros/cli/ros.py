@@ -200,9 +200,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     graph = bring_up(_graph_options(args))
     ns = "/" + args.namespace.strip("/")
-    from conceptagent_ros.household.body import HouseholdBody
-
-    household = "manipulation" in graph.nodes and isinstance(graph.nodes["manipulation"].body, HouseholdBody)
+    household = "manipulation" in graph.nodes and graph.nodes["manipulation"].mobile
     example = ("put the apple on the dining table" if household else "put the duck in the tray") \
         if "manipulation" in graph.nodes else "put the apple in the fridge"
     arm = "conceptagent_mm in PyBullet" if household else "PyBullet arm"

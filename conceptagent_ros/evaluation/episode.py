@@ -9,11 +9,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from conceptagent_ros.bodies.factory import make_body
 from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import EpisodeStats, StepReport
 from conceptagent_ros.planning.free_text.known import known_places
 from conceptagent_ros.planning.goal import Goal
-from conceptagent_ros.planning.robot import RobotInterface
 from conceptagent_ros.planning.task import TaskMap, TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World, WorldRealism
@@ -105,19 +105,6 @@ def embedded_task_map(world: World) -> TaskMap:
                    known_places=known_places(world.scene.objects.values()))
 
 
-def _physical_truth(body: Any, scene: Any) -> Any:
-    """The goal's atoms on the physical body's simulator, by the judge of its kind of scene."""
-    from conceptagent_ros.household.body import HouseholdBody
-
-    if isinstance(body, HouseholdBody):
-        from conceptagent_ros.household.judge import physical_household_state
-
-        return physical_household_state(body.p, body.client, body.base.bodies, body.robot, scene, body.flags)
-    from conceptagent_ros.physical.tabletop_judge import physical_state
-
-    return physical_state(body.world, body.layout, scene)
-
-
 def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None = None,
                 cancel: threading.Event | None = None) -> EpisodeResult:
     request = spec.request
@@ -129,38 +116,10 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     task = prepare_task(request, embedded_task_map(world), skills)
     judge_goal = Goal.parse(task.domain, spec.judge_goal, embedded_task_map(world).goal_types()) \
         if spec.judge_goal else None
-    robot: RobotInterface = world
-    body: Any = None  # a physical body: HouseholdBody or TabletopBody
-    if spec.body == "pybullet":
-        if spec.failure_rates:
-            raise ValueError("--body pybullet fails only as physics has it: leave out --failure-rate")
-        if spec.perception not in ("truth", "camera"):
-            raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
-        if scene.setting == "household":  # conceptagent_mm in the scene's exported world
-            from conceptagent_ros.household.body import HouseholdBody
-
-            # truth: the body's own view of what its camera segments; camera: that camera through the
-            # perception pipeline into the robot's belief, as in the ROS graph (household/perceiving_body.py)
-            camera = spec.perception == "camera"
-            robot = body = HouseholdBody(scene, seed=request.seed, gui=spec.gui, look_first=not camera)
-            if camera:
-                from conceptagent_ros.household.perceiving_body import PerceivingBody
-
-                robot = PerceivingBody(body)
-        elif spec.perception != "truth":
-            raise ValueError("--body pybullet on the tabletop sees through the arm's own cameras: leave out --perception")
-        else:
-            from conceptagent_ros.physical.tabletop_body import TabletopBody
-
-            robot = body = TabletopBody(scene, seed=request.seed, gui=spec.gui)
-    elif spec.body != "symbolic":
-        raise ValueError(f"body must be 'symbolic' or 'pybullet', not {spec.body!r}")
-    elif spec.perception == "camera":
-        from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
-
-        robot = PerceivingRobot(world, seed=request.seed)
-    elif spec.perception != "truth":
-        raise ValueError(f"perception must be 'truth' or 'camera', not {spec.perception!r}")
+    if spec.perception == "external":
+        raise ValueError("perception external is for a node that takes the body's images: truth or camera here")
+    body = make_body(scene, spec.body, spec.perception, world=world, seed=request.seed, gui=spec.gui,
+                     failure_rates=spec.failure_rates)
     failures: list[str] = []
 
     def step(report: StepReport) -> None:
@@ -171,18 +130,14 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
 
     try:
         start = time.perf_counter()
-        outcome = run_task(task, robot, world.robot, step, cancel, spec.trace)
+        outcome = run_task(task, body, world.robot, step, cancel, spec.trace)
         wall = time.perf_counter() - start
-        if body is not None:
-            truth = _physical_truth(body, scene)
-            if spec.picture is not None and hasattr(body, "top_view"):
-                body.top_view(Path(spec.picture), title=request.task_id or task.instruction,
-                              goal_objects=(judge_goal or outcome.goal).objects)
-        else:
-            truth = world.state()
+        truth = body.judged_state()
+        if spec.picture is not None:
+            body.picture(Path(spec.picture), title=request.task_id or task.instruction,
+                         goal_objects=(judge_goal or outcome.goal).objects)
     finally:
-        if body is not None:
-            body.close()
+        body.close()
     judged = judge_goal or outcome.goal
     return EpisodeResult(
         task_id=request.task_id, scene=scene.name, planner=str(task.planner), llm=str(task.llm), seed=request.seed,

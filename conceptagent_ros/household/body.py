@@ -47,6 +47,7 @@ import numpy as np
 from conceptagent_ros.household.doors import HingedDoors
 from conceptagent_ros.household.grip import Grip
 from conceptagent_ros.household.item_clouds import to_frame
+from conceptagent_ros.household.judge import physical_household_state
 from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm
 from conceptagent_ros.household.sight import LOOK_TILTS, Placed, Sight
 from conceptagent_ros.household.stance import Stance
@@ -175,6 +176,10 @@ class HouseholdBody:
         pose = self.base.pose
         return draw_top_view(self.p, self.client, self.base.bodies, movable, self.home.plan.walls, self.base.trail,
                              (pose.x, pose.y), FOOTPRINT_RADIUS, path, title, goal_objects)
+
+    def judged_state(self) -> SymbolicState:
+        """The atoms that hold in PyBullet now, by household/judge.py (not by what the camera saw)."""
+        return physical_household_state(self.p, self.client, self.base.bodies, self.robot, self.scene, self.flags)
 
     def close(self) -> None:
         self.arm.kinematics.close()

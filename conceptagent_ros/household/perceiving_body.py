@@ -54,7 +54,7 @@ class PerceivingBody:
         self.frames += 1
 
     def _position(self) -> tuple[float, float, float]:
-        pose = self.body.base.pose
+        pose = self.body.base_pose()
         return pose.x, pose.y, 0.0
 
     def observe(self) -> Observation:

@@ -28,8 +28,10 @@ from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 from conceptagent_ros.perception.relations3d import smallest_holder
 from conceptagent_ros.physical.grasp_world import GraspWorld
 from conceptagent_ros.physical.scene_layout import TabletopLayout, tabletop_layout
+from conceptagent_ros.physical.tabletop_judge import physical_state
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
 from conceptagent_ros.scene.observation import Observation
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
 CONTAINED_MARGIN = 0.01  # a thing's bottom may lie this far below a receptacle's lowest point and still be in it
@@ -83,6 +85,10 @@ class TabletopBody:
 
     def close(self) -> None:
         self.world.close()
+
+    def judged_state(self) -> SymbolicState:
+        """The atoms that hold in PyBullet now, by the tabletop's judge (not by what the cameras saw)."""
+        return physical_state(self.world, self.layout, self.scene)
 
     # -- seeing ------------------------------------------------------------------------------------
     def clouds(self) -> dict[str, np.ndarray]:

@@ -113,7 +113,8 @@ class ManipulationNode(Node):
         self.graph_pub = None
         self.camera: Any = None  # a household body's camera to the perception node (perception camera)
         self.looked = True  # its first look around is through (perception camera: once perception is up)
-        self.joint_state_pub = None  # a household body's state for rviz (_body_state_publishers)
+        self.joint_state_pub = None  # a mobile body's state for rviz (_body_state_publishers)
+        self.mobile = False  # a mobile base in a house (bodies/body.py): its state is published too
         self._path_sent: list[tuple[float, float]] = []
         self.body: Any = None
         if kind == "pybullet":
@@ -141,7 +142,8 @@ class ManipulationNode(Node):
         self.get_logger().info(f"manipulation: {kind} arm, serving {', '.join(f'{prefix}/{s}' for s in skills)}")
 
     def _pybullet_body(self, group: Any) -> None:
-        """The Panda at the PyBullet tabletop the scene lays out, seen by its own cameras."""
+        """A body in PyBullet for the scene (bodies/factory.make_body): the arm at the tabletop the scene
+        lays out, or conceptagent_mm in a household's exported world, seen by its own cameras."""
         d = ParameterDescriptor
         self.declare_parameter("scene", "tabletop", d(description="built-in scene name or scene YAML path"))
         self.declare_parameter("seed", 0, d(description="seed of the things' poses (0: the scene file's)"))
@@ -150,26 +152,26 @@ class ManipulationNode(Node):
         self.declare_parameter("publish_rate", 1.0, d(description="scene graph rate while idle, Hz",
                                                       floating_point_range=[FloatingPointRange(from_value=0.05,
                                                                                                to_value=10.0)]))
+        from conceptagent_ros.bodies.factory import make_body
         from conceptagent_ros.scene.loader import load_scene
 
         self.scene = load_scene(self.get_parameter("scene").value)
         seed, gui = self.get_parameter("seed").value, self.get_parameter("gui").value
-        if self.scene.setting == "household":  # conceptagent_mm in the world the scene exports
-            from conceptagent_ros.household.body import HouseholdBody
-
-            # with perception camera its first look waits for the perception node (_household_perception)
-            mode = self.declare_parameter("perception", "body", ParameterDescriptor(
-                description="body (its own view) or camera (its images to the perception node)")).value
-            if mode not in ("body", "camera"):
-                raise ConceptAgentError(f"manipulation node: perception must be body or camera, not {mode!r}")
-            self.body = HouseholdBody(self.scene, seed=seed, gui=gui, look_first=mode != "camera")
-        else:
-            from conceptagent_ros.physical.tabletop_body import TabletopBody
-
-            self.body = TabletopBody(self.scene, seed=seed, gui=gui, robot=self.get_parameter("robot").value)
+        # a mobile body's images go to the perception node with perception camera; its first look
+        # waits for that node (_household_perception)
+        mode = self.declare_parameter("perception", "body", ParameterDescriptor(
+            description="a mobile body's view: body (its own) or camera (its images to the perception node)")).value
+        if mode not in ("body", "camera"):
+            raise ConceptAgentError(f"manipulation node: perception must be body or camera, not {mode!r}")
+        try:
+            made = make_body(self.scene, "pybullet", "external" if mode == "camera" else "truth", seed=seed, gui=gui,
+                             arm=self.get_parameter("robot").value)
+        except ValueError as e:
+            raise ConceptAgentError(f"manipulation node: {e}") from e
+        self.body, self.mobile = made.physical, made.mobile
         self.skills = self.body.skills
         self._run = self.body.execute
-        if self.scene.setting == "household":
+        if made.mobile:
             self._body_state_publishers(group)
             self._household_perception(group)
         if self.get_parameter("publish_scene_graph").value:
@@ -234,7 +236,7 @@ class ManipulationNode(Node):
             return
         stamp = self.get_clock().now().to_msg()
         self.joint_state_pub.publish(joint_state_msg(*self.body.joint_state(), stamp))
-        base = self.body.base.pose
+        base = self.body.base_pose()
         pose = base_pose_msg(base.x, base.y, base.yaw, self.frame, stamp)
         self.pose_pub.publish(pose)
         self.base_transform.send(pose)

@@ -21,7 +21,6 @@ from typing import Any, TextIO
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.episode import embedded_task_map
 from conceptagent_ros.evaluation.tasks import Task
-from conceptagent_ros.household.judge import physical_household_state
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.ros.bench.graph_suite import GraphEpisode, GraphSuiteConfig
@@ -46,7 +45,7 @@ def judge_on_body(body: Any, task: Task) -> tuple[bool, list[str]]:
     task_map = embedded_task_map(world)
     domain = cached_domain(load_predicates(), world.skills, task_map.domain_types())
     goal = Goal.parse(domain, task.goal, task_map.goal_types())
-    state = physical_household_state(body.p, body.client, body.base.bodies, body.robot, body.scene, body.flags)
+    state = body.judged_state()
     return goal.holds(state), goal.unmet(state)
 
 

@@ -1,0 +1,53 @@
+"""One factory builds every body: what it is, what it refuses, and that its judged state is the
+world's own, not the body's belief."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conceptagent_ros.bodies.factory import make_body
+from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.sim.world import World
+from conceptagent_ros.skills.contract import SkillCall
+
+
+def test_the_symbolic_body_acts_in_the_world_it_is_given_and_is_judged_on_it():
+    world = World(load_scene("studio_kitchen"))
+    body = make_body(world.scene, world=world)
+    assert body.kind == "symbolic" and body.physical is None and not body.mobile
+    assert body.execute(SkillCall("navigate_to", ("apple_1",))).success
+    assert ("near", "apple_1") in world.state().atoms
+    assert body.judged_state().atoms == world.state().atoms
+    assert body.picture(Path("unused.png")) is None
+    body.close()
+
+
+def test_a_camera_on_the_symbolic_world_sees_through_frames_but_is_judged_on_the_world():
+    world = World(load_scene("studio_kitchen"))
+    body = make_body(world.scene, perception="camera", world=world)
+    assert type(body.senses).__name__ == "PerceivingRobot"
+    assert body.observe().objects  # what the camera saw
+    assert body.judged_state().atoms == world.state().atoms
+
+
+@pytest.mark.parametrize(("scene", "settings", "words"), [
+    ("studio_kitchen", {"body": "wheels"}, "body must be one of"),
+    ("studio_kitchen", {"perception": "sonar"}, "perception must be one of"),
+    ("studio_kitchen", {"perception": "external"}, "no camera images"),
+    ("studio_kitchen", {"body": "pybullet", "failure_rates": {"pick": 0.5}}, "leave out --failure-rate"),
+    ("tabletop", {"body": "pybullet", "perception": "camera"}, "leave out --perception"),
+])
+def test_what_a_body_cannot_honour_is_refused_before_anything_is_built(scene, settings, words):
+    with pytest.raises(ValueError, match=words):
+        make_body(load_scene(scene), **settings)
+
+
+def test_the_household_body_is_mobile_and_judged_on_pybullet():
+    body = make_body(load_scene("studio_kitchen"), "pybullet")
+    try:
+        assert body.kind == "household" and body.mobile and body.physical is body.senses
+        truth = body.judged_state()
+        assert any(a[0] == "in" and a[1] == "apple_1" for a in truth.atoms)  # where PyBullet has it
+    finally:
+        body.close()
