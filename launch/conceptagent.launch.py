@@ -15,25 +15,18 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from conceptagent_ros.ros.launch_parts import PACKAGE, graph_arguments, planner_node, rviz_node
 from launch import LaunchDescription
-
-PACKAGE = "conceptagent_ros"
 
 
 def launch_arguments(share: str) -> list:
     return [
-        DeclareLaunchArgument("namespace", default_value="conceptagent", description="namespace of every node"),
-        DeclareLaunchArgument("use_sim_time", default_value="false", description="use /clock time (true in Gazebo)"),
-        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "ros", "robot.yaml"),
-                              description="ROS parameters of the planner, skill adapters and speech node"),
-        DeclareLaunchArgument("llm", default_value="offline",
-                              description="offline | simulated[:RATE] | openai:MODEL (OPENAI_BASE_URL from the environment)"),
-        DeclareLaunchArgument("planner", default_value="react",
-                              description="react | base | mcts | llm-planner | tree-planner | grounded-decoding"),
+        *graph_arguments(os.path.join(share, "config", "ros", "robot.yaml"),
+                         "ROS parameters of the planner, skill adapters and speech node",
+                         sim_time_description="use /clock time (true in Gazebo)"),
         DeclareLaunchArgument("speech", default_value="false", description="start the Whisper speech node"),
         DeclareLaunchArgument("perception", default_value="true",
                               description="start the RGB-D perception node (models from config/perception.yaml)"),
-        DeclareLaunchArgument("rviz", default_value="true", description="start rviz2 with the ConceptAgent view"),
         DeclareLaunchArgument("manipulation", default_value="false",
                               description="start the manipulation node: pick, place, open, close on your arm "
                                           "(robot_skills forwards them to it)"),
@@ -47,9 +40,7 @@ def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory(PACKAGE)
     ns, sim_time = LaunchConfiguration("namespace"), LaunchConfiguration("use_sim_time")
     params = LaunchConfiguration("params_file")
-    planner = Node(package=PACKAGE, executable="planner_node", name="planner", namespace=ns, output="screen",
-                   parameters=[params, {"llm": LaunchConfiguration("llm"), "planner": LaunchConfiguration("planner"),
-                                        "use_sim_time": sim_time}])
+    planner = planner_node(params, ns, sim_time)
     skills = Node(package=PACKAGE, executable="robot_skills_node", name="robot_skills", namespace=ns, output="screen",
                   parameters=[params, {"use_sim_time": sim_time}])
     speech = Node(package=PACKAGE, executable="speech_node", name="speech", namespace=ns, output="screen",
@@ -66,8 +57,6 @@ def generate_launch_description() -> LaunchDescription:
                         output="screen", parameters=[LaunchConfiguration("manipulation_params_file"),
                                                      {"use_sim_time": sim_time}],
                         condition=IfCondition(LaunchConfiguration("manipulation")))
-    rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-                arguments=["-d", os.path.join(share, "rviz", "conceptagent.rviz")],
-                condition=IfCondition(LaunchConfiguration("rviz")))
+    rviz = rviz_node(share)
     return LaunchDescription([*launch_arguments(share), planner, skills, speech, perception, scene_graph, manipulation,
                               rviz])

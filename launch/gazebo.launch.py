@@ -17,14 +17,13 @@ import tempfile
 import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from conceptagent_ros.ros.launch_parts import PACKAGE, graph_arguments, planner_node, rviz_node
 from launch import LaunchDescription
 
-PACKAGE = "conceptagent_ros"
 ROBOT = "conceptagent_mm"
 # the camera's topics as the bridge names them (the perception node's rgb, depth and camera_info)
 CAMERA_REMAPPINGS = [("rgb", "/camera/image"), ("depth", "/camera/depth_image"), ("camera_info", "/camera/camera_info")]
@@ -36,15 +35,8 @@ def launch_arguments(share: str) -> list:
         DeclareLaunchArgument("scene", default_value="studio_kitchen",
                               description="built-in household scene: worlds/SCENE.sdf and worlds/SCENE_map.yaml"),
         DeclareLaunchArgument("headless", default_value="false", description="run gz sim without its window"),
-        DeclareLaunchArgument("rviz", default_value="true", description="start rviz2 with the ConceptAgent view"),
-        DeclareLaunchArgument("llm", default_value="offline",
-                              description="offline | simulated[:RATE] | openai:MODEL (OPENAI_BASE_URL from the environment)"),
-        DeclareLaunchArgument("planner", default_value="react",
-                              description="react | base | mcts | llm-planner | tree-planner | grounded-decoding"),
-        DeclareLaunchArgument("use_sim_time", default_value="true", description="use gz sim's /clock (keep true)"),
-        DeclareLaunchArgument("namespace", default_value="conceptagent", description="namespace of ConceptAgent's nodes"),
-        DeclareLaunchArgument("params_file", default_value=os.path.join(gazebo, "conceptagent_mm.yaml"),
-                              description="ROS parameters of ConceptAgent's nodes for this robot"),
+        *graph_arguments(os.path.join(gazebo, "conceptagent_mm.yaml"), "ROS parameters of ConceptAgent's nodes for this robot",
+                         use_sim_time="true", sim_time_description="use gz sim's /clock (keep true)"),
         DeclareLaunchArgument("nav2_params_file", default_value=os.path.join(gazebo, "nav2_params.yaml"),
                               description="Nav2's parameters for this robot (the initial pose is set per scene)"),
     ]
@@ -123,8 +115,7 @@ def scene_parts(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchC
     view["Visualization Manager"]["Displays"] = kept
     with open(rviz_path, "w") as f:
         yaml.safe_dump(view, f, sort_keys=False)
-    rviz = Node(package="rviz2", executable="rviz2", name="rviz2", output="log", arguments=["-d", rviz_path],
-                parameters=[{"use_sim_time": sim_time == "true"}], condition=IfCondition(LaunchConfiguration("rviz")))
+    rviz = rviz_node(share, rviz_path, parameters=[{"use_sim_time": sim_time == "true"}])
     return [gz_sim, state_publisher, spawn, nav, manipulation, rviz]
 
 
@@ -143,9 +134,7 @@ def generate_launch_description() -> LaunchDescription:
     scene_graph = Node(package=PACKAGE, executable="scene_graph_node", name="scene_graph", namespace=ns,
                        output="screen", parameters=[params, {"map": LaunchConfiguration("scene"),
                                                              "use_sim_time": sim_time}])
-    planner = Node(package=PACKAGE, executable="planner_node", name="planner", namespace=ns, output="screen",
-                   parameters=[params, {"llm": LaunchConfiguration("llm"), "planner": LaunchConfiguration("planner"),
-                                        "use_sim_time": sim_time}])
+    planner = planner_node(params, ns, sim_time)
     # approach poses on Nav2's /map, kept from seeing through the scene's walls
     skills = Node(package=PACKAGE, executable="robot_skills_node", name="robot_skills", namespace=ns, output="screen",
                   parameters=[params, {"navigation.scene": LaunchConfiguration("scene"), "use_sim_time": sim_time}])

@@ -210,7 +210,7 @@ sys.path.insert(0, {test!r})
 from test_launch_files import expand, stand_in_modules
 sys.modules.update(stand_in_modules())
 imported, real_import = set(), builtins.__import__
-LAUNCHES = ("gazebo", "household_body", "manipulation", "conceptagent", "embedded", "voxposer")
+LAUNCHES = ("gazebo", "manipulation", "conceptagent", "embedded", "voxposer")
 
 def recording(name, globals=None, locals=None, fromlist=(), level=0):
     importer = (globals or {{}}).get("__name__", "")

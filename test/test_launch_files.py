@@ -134,3 +134,24 @@ def test_rviz_config_shows_the_graph():
     assert model["Description Source"] == "Topic"
     assert model["Description Topic"]["Value"] == "/conceptagent/robot_description"
     assert model["Description Topic"]["Durability Policy"] == "Transient Local"
+
+
+def test_the_manipulation_launch_starts_the_graph_of_the_scene_s_body(monkeypatch):
+    """One launch file for both PyBullet bodies: at the tabletop the arm and the planner on the
+    tabletop's params; in a household also the perception and scene graph nodes, on the household's."""
+    for name, module in stand_in_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    path = ROOT / "launch" / "manipulation.launch.py"
+    spec = importlib.util.spec_from_file_location("manipulation_launch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def graph(scene: str) -> tuple[set[str], set[str]]:
+        nodes = [e for e in expand(module.generate_launch_description(), {"scene": scene}) if type(e).__name__ == "Node"]
+        names = {n.kwargs["name"] for n in nodes}
+        files = {Path(p).name for n in nodes for p in n.kwargs.get("parameters", [])[:1] if isinstance(p, str)}
+        return names, files
+
+    assert graph("tabletop") == ({"manipulation", "planner", "rviz2"}, {"manipulation_pybullet.yaml"})
+    assert graph("studio_kitchen") == ({"manipulation", "planner", "rviz2", "perception", "scene_graph"},
+                                       {"household_pybullet.yaml"})

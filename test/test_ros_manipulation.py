@@ -283,7 +283,7 @@ def test_the_base_transform_goes_out_as_tf2_ros_sends_it_and_is_skipped_without_
 
 
 def test_the_household_params_file_brings_up_the_body_seeing_through_perception(ros_context) -> None:
-    """config/ros/household_pybullet.yaml (household_body.launch.py's): every key is a parameter its
+    """config/ros/household_pybullet.yaml (manipulation.launch.py's in a household scene): every key is a parameter its
     node declares, and the graph it makes sees through the perception node -- the body's first look
     around is fused there, and the scene graph node's graph has the counter's apple where PyBullet
     has it, measured near to the nearest point of what the base stands by."""
