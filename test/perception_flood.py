@@ -13,8 +13,8 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from conceptagent_ros.perception.frames import look_at
 from conceptagent_ros.ros.conversions.perception import frame_messages
+from conceptagent_ros.scene.house_geometry import layout
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.household_geometry import layout
 from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene
 
 

@@ -17,8 +17,8 @@ import yaml
 
 from conceptagent_ros.perception.frames import look_at, rotation_to_quaternion
 from conceptagent_ros.perception.ros_images import LINK_T_OPTICAL, numpy_to_image_fields
+from conceptagent_ros.scene.house_geometry import layout
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.household_geometry import layout
 from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene
 
 TEST_DIR = Path(__file__).parent

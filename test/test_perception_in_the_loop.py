@@ -35,7 +35,7 @@ def test_the_judge_sees_a_broken_map() -> None:
     """The judge is not a rubber stamp: a map with an object removed, one relabelled and one split
     in two is scored as such."""
     from conceptagent_ros.evaluation.perception_eval import score_map
-    from conceptagent_ros.sim.household_geometry import layout
+    from conceptagent_ros.scene.house_geometry import layout
 
     score, robot = survey_scene("studio_kitchen")
     world_truth = layout(robot.world.scene)
@@ -101,8 +101,8 @@ def test_the_easy_suite_completes_seeing_only_through_the_camera() -> None:
 
 
 def test_putting_a_thing_down_moves_nothing_else() -> None:
+    from conceptagent_ros.scene.house_geometry import layout
     from conceptagent_ros.scene.loader import load_scene
-    from conceptagent_ros.sim.household_geometry import layout
     from conceptagent_ros.sim.world import World
     from conceptagent_ros.skills.contract import SkillCall
 

@@ -28,8 +28,8 @@ from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from conceptagent_ros.msg import ObjectDetections, SceneGraph  # noqa: E402
 from conceptagent_ros.perception.frames import look_at  # noqa: E402
+from conceptagent_ros.scene.house_geometry import layout  # noqa: E402
 from conceptagent_ros.scene.loader import load_scene  # noqa: E402
-from conceptagent_ros.sim.household_geometry import layout  # noqa: E402
 from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene  # noqa: E402
 
 TARGETS = ["fridge", "dining_table", "shelf"]

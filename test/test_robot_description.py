@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
+from conceptagent_ros.scene.house_geometry import facing, layout
 from conceptagent_ros.scene.loader import list_scenes, load_scene
-from conceptagent_ros.sim.household_geometry import facing, layout
 
 ARM = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint")
 FRAMES = {"base_footprint", "camera_optical_frame", "grasp_link"}  # frames, no body

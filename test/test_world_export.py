@@ -16,8 +16,8 @@ import yaml
 from scipy import ndimage
 from scipy.spatial.transform import Rotation
 
+from conceptagent_ros.scene.house_geometry import layout
 from conceptagent_ros.scene.loader import list_scenes, load_scene
-from conceptagent_ros.sim.household_geometry import layout
 
 REPO = Path(__file__).resolve().parents[1]
 SCENES = list_scenes("household")

@@ -22,7 +22,7 @@ from conceptagent_ros.perception.frames import Frame, look_at
 from conceptagent_ros.perception.fusion import Detection3D, MapObject, ObjectMap
 from conceptagent_ros.perception.geometry import GeometryConfig, backproject, largest_cluster, voxel_downsample
 from conceptagent_ros.perception.object_query import query_objects
-from conceptagent_ros.sim.household_geometry import Box
+from conceptagent_ros.scene.house_geometry import Box
 from conceptagent_ros.sim.rgbd_camera import CameraConfig, RenderScene
 
 CAMERA_HZ = 30.0

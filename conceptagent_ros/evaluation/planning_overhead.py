@@ -22,11 +22,11 @@ from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.planners import PlannerSpec, build_planner
 from conceptagent_ros.planning.proposal import DecisionContext, StepRecord
 from conceptagent_ros.scene.graph import SceneGraph
-from conceptagent_ros.scene.loader import load_scene
+from conceptagent_ros.scene.loader import domain_types, load_scene
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.scene.state_text import describe_state
 from conceptagent_ros.scene.symbolic import load_predicates
-from conceptagent_ros.sim.world import World, domain_types
+from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import load_skill_library
 
 MAX_MS_PER_DECISION = 25.0

@@ -62,10 +62,10 @@ from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.geometry import Pose2D
 from conceptagent_ros.scene.graph import derive_symbolic_state
+from conceptagent_ros.scene.loader import domain_types
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
-from conceptagent_ros.sim.world import domain_types
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
 from conceptagent_ros.world.export import export_world
 from conceptagent_ros.world.house import House, house

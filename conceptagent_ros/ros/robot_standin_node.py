@@ -109,7 +109,7 @@ class StandInCamera:
 
     @property
     def boxes(self) -> dict[str, Any]:
-        """Where the simulator's things stand now (household_geometry.Box by object id)."""
+        """Where the simulator's things stand now (house_geometry.Box by object id)."""
         return self.camera.boxes
 
     def streams_matched(self) -> bool:

@@ -23,6 +23,11 @@ def category_defaults() -> dict[str, dict[str, Any]]:
     return dict(data["categories"])
 
 
+def domain_types(scene: Scene) -> set[str]:
+    """The PDDL types of a scene's domain: every known category, the scene's own, and room."""
+    return set(category_defaults()) | scene.categories() | {"room"}
+
+
 def scenes_dir() -> Path:
     return config_dir() / "scenes"
 

@@ -23,7 +23,7 @@ from conceptagent_ros.skills.contract import SkillCall
 
 
 class Placed(Protocol):
-    """Where one of the simulator's things is now (household_geometry.Box has it)."""
+    """Where one of the simulator's things is now (house_geometry.Box has it)."""
 
     @property
     def center(self) -> tuple[float, float, float]: ...

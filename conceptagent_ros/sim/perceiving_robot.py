@@ -20,10 +20,10 @@ from conceptagent_ros.perception.detections import Detector
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.perception.pipeline import FramePipeline
+from conceptagent_ros.scene.house_geometry import Box, free_station, layout
 from conceptagent_ros.scene.loader import category_defaults
 from conceptagent_ros.scene.model import SceneObject, outermost_holder
 from conceptagent_ros.scene.observation import Observation
-from conceptagent_ros.sim.household_geometry import Box, free_station, layout
 from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver, PerceivedThing, map_things
 from conceptagent_ros.sim.rgbd_camera import DEFAULT_CAMERA, CameraConfig, RenderScene, turn_on_the_spot
 from conceptagent_ros.sim.world import World

@@ -1,6 +1,6 @@
 """A synthetic RGB-D camera over the embedded household (open3d's RaycastingScene, headless, CPU):
 depth, per-pixel instance ids and a shaded colour image from any pose, with optional depth noise
-and dropout. It renders what the world holds as boxes (sim/household_geometry.py): the room's
+and dropout. It renders what the world holds as boxes (scene/house_geometry.py): the room's
 floor and walls, its furniture, and the things in plain sight (not inside something closed, not
 tucked away before a search, not in the gripper)."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 
 from conceptagent_ros.perception.detectors.sim_paint import category_colour
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
+from conceptagent_ros.scene.house_geometry import PANEL, Box, has_shelf, inner_floor
 from conceptagent_ros.scene.model import Room
-from conceptagent_ros.sim.household_geometry import PANEL, Box, has_shelf, inner_floor
 
 WALL_HEIGHT = 2.6
 BACKGROUND = -1

@@ -18,7 +18,7 @@ from conceptagent_ros.errors import ConfigError
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import derive_symbolic_state
-from conceptagent_ros.scene.loader import category_defaults
+from conceptagent_ros.scene.loader import domain_types
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject, distance, holders
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState, load_predicates
@@ -63,10 +63,6 @@ class WorldRealism:
         if not 0.0 <= realism.drop_on_failure <= 1.0:
             raise ConfigError(f"{source}: drop_on_failure must be in [0, 1]")
         return realism
-
-
-def domain_types(scene: Scene) -> set[str]:
-    return set(category_defaults()) | scene.categories() | {"room"}
 
 
 class World:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conceptagent_ros.scene.house_geometry import Box
 from conceptagent_ros.scene.model import Room, Scene
-from conceptagent_ros.sim.household_geometry import Box
 
 WALL_THICKNESS = 0.05  # each room's own wall, outward of its bounds
 WALL_HEIGHT = 2.2

@@ -1,13 +1,13 @@
 """A household scene's physical geometry, worked out once: where each thing stands (the embedded
-household's layout, sim/household_geometry), the walls and doorways (floor_plan) and the occupancy
+household's layout, scene/house_geometry), the walls and doorways (floor_plan) and the occupancy
 map (occupancy_map). The exporter, the robot's start and the navigator all read it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from conceptagent_ros.errors import SceneError
+from conceptagent_ros.scene.house_geometry import Box, layout
 from conceptagent_ros.scene.model import Scene
-from conceptagent_ros.sim.household_geometry import Box, layout
 from conceptagent_ros.world.floor_plan import FloorPlan, floor_plan
 from conceptagent_ros.world.occupancy_map import OccupancyMap, occupancy_map
 

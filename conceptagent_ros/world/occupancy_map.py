@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from conceptagent_ros.scene.house_geometry import Box
 from conceptagent_ros.scene.model import Scene
-from conceptagent_ros.sim.household_geometry import Box
 from conceptagent_ros.world.floor_plan import WALL_THICKNESS, FloorPlan
 from conceptagent_ros.world.sdf_world import HANDLE_PROUD
 

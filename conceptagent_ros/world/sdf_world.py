@@ -1,6 +1,6 @@
 """A scene as an SDFormat 1.9 world that Gazebo (gz sim) and PyBullet (`loadSDF`) both load.
 
-Everything stands where the embedded household draws it (sim/household_geometry.layout), so the
+Everything stands where the embedded household draws it (scene/house_geometry.layout), so the
 world a simulator shows is the world the synthetic camera shows:
 - floor, walls with doorways (world/floor_plan), a sun and a light in every room;
 - furniture as static boxes named by their scene ids;
@@ -22,8 +22,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from conceptagent_ros.scene.house_geometry import PANEL, SHELF_TOP, Box, front_of, has_shelf
 from conceptagent_ros.scene.model import Scene, SceneObject
-from conceptagent_ros.sim.household_geometry import PANEL, SHELF_TOP, Box, front_of, has_shelf
 from conceptagent_ros.world.floor_plan import FloorPlan
 
 if TYPE_CHECKING:  # house.py reads the handles' depth from here
@@ -159,7 +159,7 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
     _box_part(carcass, "top", (d - p, w, p), (-p / 2, 0, h / 2 - p / 2), colour)
     if not sliding:
         _box_part(carcass, "bottom", (d - p, w, p), (-p / 2, 0, -h / 2 + p / 2), colour)
-    if not sliding and has_shelf((d, w, h)):  # what is in it stands there (household_geometry.inner_floor)
+    if not sliding and has_shelf((d, w, h)):  # what is in it stands there (house_geometry.inner_floor)
         _box_part(carcass, "shelf", (d - 2 * p, w - 2 * p, p), (-p / 2, 0, -h / 2 + SHELF_TOP - p / 2), colour)
     front = _sub(model, "link", name="drawer" if sliding else "door")
     handle_length = min(0.3, 0.4 * (h if not sliding else w))
