@@ -51,8 +51,7 @@ from conceptagent_ros.household.judge import physical_household_state
 from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm
 from conceptagent_ros.household.sight import LOOK_TILTS, Placed, Sight
 from conceptagent_ros.household.stance import Stance
-from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
-from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
+from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, SkilledBody, SkillWatch
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
 from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
 from conceptagent_ros.navigation.pybullet_base import TUCKED, PyBulletBase
@@ -76,7 +75,7 @@ from conceptagent_ros.world.spawn import start_pose
 PHYSICAL_SKILLS = ("navigate_to", "pick", "place", "open", "close")
 
 
-class HouseholdBody:
+class HouseholdBody(SkilledBody):
     """RobotInterface on conceptagent_mm in a household scene's exported world. `close()` when done."""
 
     # what it does: every skill of the library (those without a physical model by their effects)
@@ -240,17 +239,6 @@ class HouseholdBody:
     def stop(self) -> None:
         self.arm.stop()
 
-    @property
-    def held(self) -> Held | None:
-        return self.skills.held
-
-    @property
-    def last_grasp_plan(self) -> GraspPlan | None:
-        return self.skills.last_grasp_plan
-
-    @property
-    def last_grasp(self) -> GraspCandidate | None:
-        return self.skills.last_grasp
 
     # -- what household/doors.py needs of the body (DoorBody) ----------------------------------------
     def door_points(self, target: str, tuck: bool = True) -> np.ndarray:

@@ -353,6 +353,25 @@ class ArmSkills:
             self.held = None
 
 
+class SkilledBody:
+    """What a body that runs ArmSkills says of them: what the hand holds and the last grasp (a mixin
+    for the bodies in PyBullet; `skills` is theirs)."""
+
+    skills: ArmSkills
+
+    @property
+    def held(self) -> Held | None:
+        return self.skills.held
+
+    @property
+    def last_grasp_plan(self) -> GraspPlan | None:
+        return self.skills.last_grasp_plan
+
+    @property
+    def last_grasp(self) -> GraspCandidate | None:
+        return self.skills.last_grasp
+
+
 def _long_axis(points: np.ndarray) -> np.ndarray:
     """The horizontal direction along which the points spread most."""
     xy = points[:, :2] - points[:, :2].mean(axis=0)

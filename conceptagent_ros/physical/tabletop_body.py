@@ -21,8 +21,7 @@ from typing import TextIO
 
 import numpy as np
 
-from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, Held, SkillWatch
-from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
+from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, SkilledBody, SkillWatch
 from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 from conceptagent_ros.perception.relations3d import smallest_holder
@@ -37,7 +36,7 @@ from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 CONTAINED_MARGIN = 0.01  # a thing's bottom may lie this far below a receptacle's lowest point and still be in it
 
 
-class TabletopBody:
+class TabletopBody(SkilledBody):
     """RobotInterface on the physical Panda. `close()` when done (it owns two PyBullet clients)."""
 
     def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, robot: str = "panda",
@@ -71,17 +70,6 @@ class TabletopBody:
     def rest(self) -> None:
         self.world.hand().rest()
 
-    @property
-    def held(self) -> Held | None:
-        return self.skills.held
-
-    @property
-    def last_grasp_plan(self) -> GraspPlan | None:
-        return self.skills.last_grasp_plan
-
-    @property
-    def last_grasp(self) -> GraspCandidate | None:
-        return self.skills.last_grasp
 
     def close(self) -> None:
         self.world.close()
