@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("pybullet")
 
+from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld  # noqa: E402
 from conceptagent_ros.errors import ConceptAgentError  # noqa: E402
 from conceptagent_ros.evaluation.grasp_bench import judge_held, parse_objects, run_episode, run_grasp_bench  # noqa: E402
-from conceptagent_ros.physical.grasp_world import GraspWorld  # noqa: E402
 
 
 def test_object_specs() -> None:

@@ -1,5 +1,5 @@
 """The household with a body: conceptagent_mm in the exported world in PyBullet, its skills and the
-judge of its goals (household/body.py, household/judge.py)."""
+judge of its goals (bodies/household/body.py, bodies/household/judge.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 
 pytest.importorskip("pybullet")
 
-from conceptagent_ros.household.body import HouseholdBody  # noqa: E402
-from conceptagent_ros.household.item_clouds import from_frame, mirror_completed, to_frame  # noqa: E402
-from conceptagent_ros.household.judge import physical_household_state  # noqa: E402
+from conceptagent_ros.bodies.household.body import HouseholdBody  # noqa: E402
+from conceptagent_ros.bodies.household.item_clouds import from_frame, mirror_completed, to_frame  # noqa: E402
+from conceptagent_ros.bodies.household.judge import physical_household_state  # noqa: E402
 from conceptagent_ros.scene.loader import load_scene  # noqa: E402
 from conceptagent_ros.skills.contract import SkillCall  # noqa: E402
 
@@ -267,7 +267,7 @@ def test_the_world_behaves_the_same_whatever_python_hashes(tmp_path) -> None:
     import sys
 
     script = ("import numpy as np\n"
-              "from conceptagent_ros.household.body import HouseholdBody\n"
+              "from conceptagent_ros.bodies.household.body import HouseholdBody\n"
               "from conceptagent_ros.scene.loader import load_scene\n"
               "b = HouseholdBody(load_scene('studio_kitchen'))\n"
               "print(sorted((n, np.round(b.p.getBasePositionAndOrientation(i, physicsClientId=b.client)[0], 7).tolist())"
@@ -301,8 +301,8 @@ def test_the_task_runs_on_the_body_seen_through_the_perception_pipeline(tmp_path
     """run --body pybullet --perception camera: every image of the mast camera is fused into the
     perception pipeline's object map, and the planner reads the belief built from it (as through
     the ROS graph's perception and scene graph nodes); the apple ends on the dining table in PyBullet."""
+    from conceptagent_ros.bodies.household.perceiving_body import PerceivingBody
     from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
-    from conceptagent_ros.household.perceiving_body import PerceivingBody
     from conceptagent_ros.planning.task import TaskRequest
 
     frames: list[int] = []

@@ -1,4 +1,4 @@
-"""Where the household body stands to open a hinged door (household/doors.door_stance), from the
+"""Where the household body stands to open a hinged door (bodies/household/doors.door_stance), from the
 door as seen: beside its swing, on free floor, facing the handle's arc."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from conceptagent_ros.household.doors import PUSH_STANCE, STANCE, door_stance
+from conceptagent_ros.bodies.household.doors import PUSH_STANCE, STANCE, door_stance
 from conceptagent_ros.manipulation.articulation_planner import DoorFrame
 
 # a 70 cm door hinged at the origin, its handle toward +x, opening toward -y (the robot's side)

@@ -80,8 +80,8 @@ def test_an_object_is_picked_and_put_into_the_tray() -> None:
 
 def test_the_judge_says_an_object_on_the_table_is_not_in_the_tray() -> None:
     pytest.importorskip("pybullet")
+    from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld
     from conceptagent_ros.evaluation.place_bench import TRAY, judge_placed
-    from conceptagent_ros.physical.grasp_world import GraspWorld
 
     world = GraspWorld(["cube"], 0, tray=TRAY)
     try:

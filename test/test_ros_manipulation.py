@@ -49,8 +49,8 @@ def test_a_task_through_the_graph_moves_the_duck_into_the_tray_on_the_physics(ro
     """The graph as launch/manipulation.launch.py brings it up, with its shipped params file."""
     import yaml
 
+    from conceptagent_ros.bodies.tabletop.tabletop_judge import physical_state
     from conceptagent_ros.paths import config_dir
-    from conceptagent_ros.physical.tabletop_judge import physical_state
     from conceptagent_ros.ros.bringup import GraphOptions, bring_up
 
     params = yaml.safe_load((config_dir() / "ros" / "manipulation_pybullet.yaml").read_text())
@@ -179,13 +179,13 @@ def test_a_household_task_through_the_graph_on_the_body_is_judged_on_the_physics
     the exported world serves every skill of the library (navigate_to drives its base) and sends its
     mast camera's images to the perception node, whose objects the scene graph node makes the
     planner's graph; the task sent through ExecuteTask by a client node moves the apple onto the
-    dining table in PyBullet, judged there (household/judge.py), not on the planner's word."""
+    dining table in PyBullet, judged there (bodies/household/judge.py), not on the planner's word."""
     import argparse
     import io
 
+    from conceptagent_ros.bodies.household.body import HouseholdBody
     from conceptagent_ros.cli.ros import _graph_options
     from conceptagent_ros.evaluation.tasks import Task
-    from conceptagent_ros.household.body import HouseholdBody
     from conceptagent_ros.ros.bench.body_suite import run_body_suite
     from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig
 
@@ -290,7 +290,7 @@ def test_the_household_params_file_brings_up_the_body_seeing_through_perception(
     import yaml
     from ros_helpers import wait_until
 
-    from conceptagent_ros.household.body import HouseholdBody
+    from conceptagent_ros.bodies.household.body import HouseholdBody
     from conceptagent_ros.paths import config_dir
     from conceptagent_ros.ros.bringup import GraphOptions, bring_up
 

@@ -40,8 +40,8 @@ class SimulatedRobot(StandInClientCalls):
     """The PyBullet tabletop behind standard interfaces, one lock around the physics."""
 
     def __init__(self, context) -> None:
+        from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld
         from conceptagent_ros.evaluation.place_bench import TRAY
-        from conceptagent_ros.physical.grasp_world import GraspWorld
         from conceptagent_ros.ros.conversions.clouds import xyz_cloud
         from conceptagent_ros.srv import GetObjectPoints
 

@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from conceptagent_ros.bodies.tabletop.scene_layout import LayoutError, tabletop_layout
 from conceptagent_ros.evaluation.episode import EpisodeSpec, run_episode
-from conceptagent_ros.physical.scene_layout import LayoutError, tabletop_layout
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.model import SceneObject
 
@@ -51,8 +51,8 @@ def test_the_issues_two_tasks_succeed_on_the_physical_arm(instruction: str, unme
     assert result.success, (result.unmet, result.stats.stop_reason)
     assert result.stats.failed_executions == 0 and result.stats.executed >= 3
     # the same goal was not already true on the physics before the arm moved (the judge is not lenient)
-    from conceptagent_ros.physical.tabletop_body import TabletopBody
-    from conceptagent_ros.physical.tabletop_judge import physical_state
+    from conceptagent_ros.bodies.tabletop.tabletop_body import TabletopBody
+    from conceptagent_ros.bodies.tabletop.tabletop_judge import physical_state
 
     body = TabletopBody(load_scene("tabletop"), seed=1)
     try:
@@ -65,8 +65,8 @@ def test_the_issues_two_tasks_succeed_on_the_physical_arm(instruction: str, unme
 
 def test_the_judge_reads_the_physics() -> None:
     pytest.importorskip("pybullet")
-    from conceptagent_ros.physical.tabletop_body import TabletopBody
-    from conceptagent_ros.physical.tabletop_judge import physical_state
+    from conceptagent_ros.bodies.tabletop.tabletop_body import TabletopBody
+    from conceptagent_ros.bodies.tabletop.tabletop_judge import physical_state
 
     body = TabletopBody(load_scene("tabletop"))
     try:
@@ -91,7 +91,7 @@ def test_the_judge_reads_the_physics() -> None:
 def test_a_physical_failure_goes_back_to_the_planner_with_its_code() -> None:
     """The lego out of the arm's reach: pick fails physically, named, and the planner is told."""
     pytest.importorskip("pybullet")
-    from conceptagent_ros.physical.tabletop_body import TabletopBody
+    from conceptagent_ros.bodies.tabletop.tabletop_body import TabletopBody
     from conceptagent_ros.skills.contract import SkillCall
 
     body = TabletopBody(load_scene("tabletop"))

@@ -4,12 +4,12 @@
   `perception="camera"`: it sees through synthetic RGB-D frames fused into a 3D object map
   (sim/perceiving_robot.py).
 - `body="pybullet"` in a household scene: conceptagent_mm in the scene's exported world
-  (household/body.py). `perception="truth"`: its own view of what its mast camera segments;
+  (bodies/household/body.py). `perception="truth"`: its own view of what its mast camera segments;
   `"camera"`: those images through the perception pipeline into the robot's belief
-  (household/perceiving_body.py); `"external"`: the images go to whoever sets the body's frame sink
+  (bodies/household/perceiving_body.py); `"external"`: the images go to whoever sets the body's frame sink
   (a ROS perception node), and the first look around waits for the caller.
 - `body="pybullet"` at the tabletop: the arm at the table the scene lays out, seen by its own cameras
-  (physical/tabletop_body.py).
+  (bodies/tabletop/tabletop_body.py).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def make_body(scene: Scene, body: str = "symbolic", perception: str = "truth", *
         return _household(scene, perception, seed, gui)
     if perception != "truth":
         raise ValueError("--body pybullet on the tabletop sees through the arm's own cameras: leave out --perception")
-    from conceptagent_ros.physical.tabletop_body import TabletopBody
+    from conceptagent_ros.bodies.tabletop.tabletop_body import TabletopBody
 
     tabletop = TabletopBody(scene, seed=seed, gui=gui, robot=arm)
     return Body("tabletop", tabletop, tabletop.judged_state, physical=tabletop)
@@ -60,14 +60,14 @@ def _symbolic(scene: Scene, perception: str, world: World | None, seed: int,
 
 
 def _household(scene: Scene, perception: str, seed: int, gui: bool) -> Body:
-    from conceptagent_ros.household.body import HouseholdBody
+    from conceptagent_ros.bodies.household.body import HouseholdBody
 
     # with its images going elsewhere, the first look waits for whoever takes them (it is the only
     # one, so a run repeats exactly)
     household = HouseholdBody(scene, seed=seed, gui=gui, look_first=perception == "truth")
     senses = household
     if perception == "camera":
-        from conceptagent_ros.household.perceiving_body import PerceivingBody
+        from conceptagent_ros.bodies.household.perceiving_body import PerceivingBody
 
         senses = PerceivingBody(household)  # type: ignore[assignment]
     return Body("household", senses, household.judged_state, physical=household, mobile=True)

@@ -16,13 +16,13 @@ from typing import Literal
 
 import numpy as np
 
+from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld
 from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.manipulation.articulation_executor import carry_out
 from conceptagent_ros.manipulation.articulation_planner import drawer_opening, front_geometry, plan_drawer
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
-from conceptagent_ros.physical.grasp_world import GraspWorld
 from conceptagent_ros.voxposer.tabletop import DRAWER_NAMES, CabinetSpec
 
 DRAWERS = DRAWER_NAMES[3]

@@ -35,15 +35,15 @@ class EpisodeSpec:
     # "truth": the agent reads what the world shows; "camera": it sees through synthetic RGB-D frames
     # fused into a 3D object map (sim/perceiving_robot.py). With a household body in PyBullet: "truth"
     # is the body's own view of what its mast camera segments, "camera" those images fused by the
-    # perception pipeline into the robot's belief (household/perceiving_body.py)
+    # perception pipeline into the robot's belief (bodies/household/perceiving_body.py)
     perception: str = "truth"
     # How the world answers a careless action; None: as the simulated model's profile asks (its
     # `world` section), the world as it is for any other model
     realism: WorldRealism | None = None
     # "symbolic": skills change the embedded world's symbols; "pybullet": a body in PyBullet does
     # them, seeing through its own cameras, and the goal is judged on PyBullet's state: in a household
-    # scene conceptagent_mm in the exported world (household/body.py), at the tabletop the
-    # Panda at the table the scene lays out (physical/tabletop_body.py)
+    # scene conceptagent_mm in the exported world (bodies/household/body.py), at the tabletop the
+    # Panda at the table the scene lays out (bodies/tabletop/tabletop_body.py)
     body: str = "symbolic"
     gui: bool = False  # a physical body in PyBullet's window
     picture: str | Path | None = None  # a household body's top view (its path, the final scene) to this PNG

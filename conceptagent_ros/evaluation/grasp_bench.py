@@ -24,6 +24,7 @@ from typing import TextIO
 
 import numpy as np
 
+from conceptagent_ros.bodies.tabletop.grasp_world import NAMED_OBJECTS, RANDOM_COUNT, GraspWorld
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
@@ -31,7 +32,6 @@ from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.grasp_planner import GraspPlanner
 from conceptagent_ros.manipulation.pick_executor import PickExecutor
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
-from conceptagent_ros.physical.grasp_world import NAMED_OBJECTS, RANDOM_COUNT, GraspWorld
 
 HELD_HEIGHT = 0.10  # metres above the table, the object's lowest point
 MOTION_SECONDS = 2.0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld, TraySpec
 from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.manipulation.failures import ManipulationError
@@ -26,7 +27,6 @@ from conceptagent_ros.manipulation.pick_executor import PickConfig, PickExecutor
 from conceptagent_ros.manipulation.place_executor import HeldObject, place
 from conceptagent_ros.manipulation.place_planner import PlacePlanner
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
-from conceptagent_ros.physical.grasp_world import GraspWorld, TraySpec
 
 TRAY = TraySpec(centre=(0.45, -0.27))
 

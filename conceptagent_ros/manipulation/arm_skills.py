@@ -1,6 +1,6 @@
 """Pick, place, open and close as skills: the planners on what the robot sees, the executors on its
 arm, one failure code per way to fail. Every body runs them the same way -- the PyBullet Panda with
-its cameras (physical/tabletop_body.py) and a real arm with the perception node's points and its
+its cameras (bodies/tabletop/tabletop_body.py) and a real arm with the perception node's points and its
 controllers (ros/manipulation_node.py) -- through the ArmBody protocol below.
 
 A skill raises ManipulationError (a physical failure, with its code), SkillRefused (its
@@ -73,7 +73,7 @@ class ArmBody(Protocol):
 
 
 class DoorMover(Protocol):
-    """Who swings a body's hinged doors (household/doors.py: the base stands where the arm pulls
+    """Who swings a body's hinged doors (bodies/household/doors.py: the base stands where the arm pulls
     the handle, then pushes the door on): the arm's own skills open drawers only."""
 
     def doors(self) -> Collection[str]:

@@ -2,7 +2,7 @@
 two joint configurations, then shortcut smoothing.
 
 The arm's geometry is not known here: `free(q)` answers whether a configuration touches nothing
-(household/mobile_arm.py asks PyBullet, with the world's own collision shapes). A straight line
+(bodies/household/mobile_arm.py asks PyBullet, with the world's own collision shapes). A straight line
 between configurations is free when every configuration on it, at most `resolution` radians apart
 in any joint, is free. The first thing tried is the straight line from start to goal, so an arm in
 open space moves as it did before there was a planner.

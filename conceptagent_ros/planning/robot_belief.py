@@ -1,6 +1,6 @@
 """What a robot believes from its perception and its own skills: the scene graph node's work
 (ros/scene_graph_node.py), in core so that a robot with no ROS graph (the physical household
-body's `--perception camera`, household/perceiving_body.py) builds the planner's observation the
+body's `--perception camera`, bodies/household/perceiving_body.py) builds the planner's observation the
 same way: perceived objects, the base's pose, and each successful skill folded in through its PDDL
 effects (scene/robot_memory.SkillMemory)."""
 from __future__ import annotations

@@ -80,7 +80,7 @@ def body_options(scene: str, perception: str = "camera") -> dict[str, Any]:
     if perception not in ("camera", "body"):
         raise ConceptAgentError(f"the body's perception is camera or body, not {perception!r}")
     if load_scene(scene).setting == "household":
-        from conceptagent_ros.household.body import HouseholdBody
+        from conceptagent_ros.bodies.household.body import HouseholdBody
 
         return {"scene": scene, "action_prefix": "skills", "skills": list(HouseholdBody.SKILLS), "frame_id": "map",
                 "perception": perception, "publish_scene_graph": perception == "body"}

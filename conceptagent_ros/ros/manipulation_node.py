@@ -2,7 +2,7 @@
 out on an arm, behind the ExecuteSkill contract every skill server speaks.
 
 The work is the core's (manipulation/arm_skills.py: the planners and executors as skills), on a
-body: the PyBullet Panda with its cameras (physical/tabletop_body.py), or a real arm seen through
+body: the PyBullet Panda with its cameras (bodies/tabletop/tabletop_body.py), or a real arm seen through
 the perception node and moved through its controllers (ros/adapters/arm_body.py); this node only
 serves it. By default it serves
 `manipulation/<skill>`, where robot_skills_node forwards pick / place / open / close. As the whole
@@ -35,7 +35,7 @@ Publishes:   grasp_markers (visualization_msgs/MarkerArray): the last grasp plan
 Services:    with publish_scene_graph: get_scene_graph (conceptagent_ros/GetSceneGraph)
 Parameters:  body (string, pybullet): pybullet, the Panda at the PyBullet tabletop the scene lays out,
              seen by its own cameras, or in a household scene conceptagent_mm in the world the scene
-             exports (household/body.py: every skill of the library, navigate_to driving the
+             exports (bodies/household/body.py: every skill of the library, navigate_to driving the
              base; those with no physical model by their effects); arm, a real arm (below); robot (string, panda): the hand and
              arm description config/manipulation/<robot>.yaml; skills (string[], [pick, place, open,
              close]); action_prefix (string, manipulation); frame_id (string, world)

@@ -185,7 +185,7 @@ class RobotSkillsNode(Node):
         except ConceptAgentError as e:
             self.get_logger().error(f"the map on {self.get_parameter('navigation.map_topic').value} is not usable: {e}")
             return
-        # the base's radius and 5 cm, as the embedded navigator plans (household/body.py)
+        # the base's radius and 5 cm, as the embedded navigator plans (bodies/household/body.py)
         self._ground = ApproachGround(costmap(grid, FOOTPRINT_RADIUS + 0.05), self._walls,
                                       self.get_parameter("navigation.reach").value)
 

@@ -23,7 +23,7 @@ class House:
 def house(scene: Scene) -> House:
     if scene.setting != "household":
         raise SceneError(f"scene '{scene.name}' is a {scene.setting} scene: only household scenes (rooms and "
-                         "furniture) export to a world; the tabletop is laid out by physical/scene_layout.py")
+                         "furniture) export to a world; the tabletop is laid out by bodies/tabletop/scene_layout.py")
     boxes = layout(scene)
     plan = floor_plan(scene, [b for b in boxes.values() if b.on_floor])
     return House(scene, boxes, plan, occupancy_map(scene, plan, boxes))

@@ -9,7 +9,7 @@ a real robot; with perception body the manipulation node publishes the body's ow
 The task goes to the planner as an ExecuteTask goal from a client node, as a user's tools would
 send it, once the body's first look around is through; the graph is taken down after it, so every
 task starts from its scene as the scene file has it. Success is judged afterwards on PyBullet's
-state (household/judge.py), with the task's goal, not on what the planner believed.
+state (bodies/household/judge.py), with the task's goal, not on what the planner believed.
 """
 from __future__ import annotations
 

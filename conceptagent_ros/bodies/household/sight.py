@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from conceptagent_ros.household.grip import Grip
-from conceptagent_ros.household.item_clouds import mirror_completed
-from conceptagent_ros.household.robot_camera import CameraImage, RobotCamera, perceived_frame
+from conceptagent_ros.bodies.household.grip import Grip
+from conceptagent_ros.bodies.household.item_clouds import mirror_completed
+from conceptagent_ros.bodies.household.robot_camera import CameraImage, RobotCamera, perceived_frame
 from conceptagent_ros.manipulation.arm_skills import Clouds
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.perception.frames import Frame

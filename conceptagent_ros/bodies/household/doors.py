@@ -56,7 +56,7 @@ ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a 
 
 class DoorBody(Protocol):
     """What swinging a door needs of the body: where its base and hand are, seeing the door, standing
-    and driving, and the assisted grip on the handle (household/body.py)."""
+    and driving, and the assisted grip on the handle (bodies/household/body.py)."""
 
     footprint_radius: float
 

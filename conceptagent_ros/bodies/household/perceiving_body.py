@@ -8,13 +8,13 @@ observation is built from that map, the base's pose and what the robot's own ski
 of each thing.
 
 The body still drives, looks for its grasps and checks its reach with its own view of what it
-sees (household/body.py), as a robot's skill servers read their own sensors. A skill call names
+sees (bodies/household/body.py), as a robot's skill servers read their own sensors. A skill call names
 the map's ids; they are resolved to the scene's things by where PyBullet has them
 (sim/perceived_ids.py), as in the ROS graph.
 """
 from __future__ import annotations
 
-from conceptagent_ros.household.body import HouseholdBody
+from conceptagent_ros.bodies.household.body import HouseholdBody
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.perception.map_objects import perceived_objects

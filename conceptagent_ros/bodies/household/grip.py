@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.household.item_clouds import from_frame
-from conceptagent_ros.household.mobile_arm import MobileArm, link_index, mm_orientation
+from conceptagent_ros.bodies.household.item_clouds import from_frame
+from conceptagent_ros.bodies.household.mobile_arm import MobileArm, link_index, mm_orientation
 from conceptagent_ros.manipulation.arm_skills import Held
 
 WELD_FORCE = 60.0  # newtons: the carrying grip (weld)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.household.mobile_arm import link_index
+from conceptagent_ros.bodies.household.mobile_arm import link_index
 from conceptagent_ros.perception.frames import Frame, Intrinsics
 from conceptagent_ros.perception.pybullet_capture import capture, matrix
 

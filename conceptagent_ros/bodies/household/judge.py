@@ -11,7 +11,7 @@ or the executors):
 - (open C): C's hinge turned at least JUDGE_DOOR_OPEN, or its drawer out at least JUDGE_DRAWER_OPEN;
 - (holding X): both fingers touch X.
 Predicates no physical quantity stands for (is_on, sliced, ...) are the body's symbolic flags,
-which the skills without a physical model set (household/body.py).
+which the skills without a physical model set (bodies/household/body.py).
 """
 from __future__ import annotations
 

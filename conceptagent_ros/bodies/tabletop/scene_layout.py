@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conceptagent_ros.bodies.tabletop.grasp_world import NAMED_OBJECTS, TraySpec
 from conceptagent_ros.errors import ConceptAgentError
-from conceptagent_ros.physical.grasp_world import NAMED_OBJECTS, TraySpec
 from conceptagent_ros.scene.model import Scene, SceneObject
 from conceptagent_ros.voxposer.tabletop import CABINET_DEPTH, DRAWER_NAMES, CabinetSpec, UrdfObject
 

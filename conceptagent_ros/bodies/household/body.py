@@ -11,11 +11,11 @@ skill acts on a thing the base turns to face it. Skills:
   arm tucked, carrying what the hand holds; BLOCKED, NO_PATH or TIMEOUT come back as its error, and
   OUT_OF_REACH where it arrived as near as the map allows and the arm still does not reach the thing;
 - pick, place: the manipulation package's grasp and place planners on what the camera sees, and
-  its executors on the arm (household/mobile_arm.py), through manipulation/arm_skills as on every
+  its executors on the arm (bodies/household/mobile_arm.py), through manipulation/arm_skills as on every
   body; a thing is picked or placed only within the arm's reach, else the skill is refused;
 - open, close: drawers through the same skills (arm_skills.move_drawer), the base first standing
   square before the drawer's front (navigate_to goes to the side a door or drawer opens to); a
-  hinged door (fridge, microwave, oven) is opened by household/doors.py (the handle pulled on its
+  hinged door (fridge, microwave, oven) is opened by bodies/household/doors.py (the handle pulled on its
   arc from beside the swing, then the door pushed on from inside to 90 degrees) and its close is
   refused as unavailable (doors.py says why); a box that opens is exported lidless, so its open
   and close change its flag alone; a pick from or a place into a container with a door (a
@@ -25,7 +25,7 @@ skill acts on a thing the base turns to face it. Skills:
   the body's symbolic flags (SYMBOLIC_SKILLS).
 
 The base is kinematic (mass 0): it goes where it is driven and stays put while the arm works, as a
-braked base does. The goal is judged by household/judge.py on PyBullet's own state.
+braked base does. The goal is judged by bodies/household/judge.py on PyBullet's own state.
 
 This class assembles the body's roles: what it sees and remembers (sight.py), where and how it
 stands (stance.py), what its hand holds (grip.py), the arm's skills (manipulation/arm_skills) and
@@ -44,13 +44,13 @@ from typing import TextIO
 
 import numpy as np
 
-from conceptagent_ros.household.doors import HingedDoors
-from conceptagent_ros.household.grip import Grip
-from conceptagent_ros.household.item_clouds import to_frame
-from conceptagent_ros.household.judge import physical_household_state
-from conceptagent_ros.household.mobile_arm import ArmKinematics, MobileArm
-from conceptagent_ros.household.sight import LOOK_TILTS, Placed, Sight
-from conceptagent_ros.household.stance import Stance
+from conceptagent_ros.bodies.household.doors import HingedDoors
+from conceptagent_ros.bodies.household.grip import Grip
+from conceptagent_ros.bodies.household.item_clouds import to_frame
+from conceptagent_ros.bodies.household.judge import physical_household_state
+from conceptagent_ros.bodies.household.mobile_arm import ArmKinematics, MobileArm
+from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Placed, Sight
+from conceptagent_ros.bodies.household.stance import Stance
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, SkilledBody, SkillWatch
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
 from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
@@ -80,7 +80,7 @@ class HouseholdBody(SkilledBody):
 
     # what it does: every skill of the library (those without a physical model by their effects)
     SKILLS = tuple(s.name for s in load_skill_library() if s.name != "done")
-    footprint_radius = FOOTPRINT_RADIUS  # what household/doors.py needs of the body
+    footprint_radius = FOOTPRINT_RADIUS  # what bodies/household/doors.py needs of the body
 
     def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, log: TextIO | None = None,
                  home: House | None = None, look_first: bool = True):
@@ -169,7 +169,7 @@ class HouseholdBody(SkilledBody):
 
     def top_view(self, path: Path, title: str = "", goal_objects: Collection[str] = ()) -> Path:
         """The task from above as PyBullet has it now: the path driven, where every thing stands."""
-        from conceptagent_ros.household.picture import draw_top_view
+        from conceptagent_ros.bodies.household.picture import draw_top_view
 
         movable = {oid for oid, kind in self.kinds.items() if kind == "item"}
         pose = self.base.pose
@@ -177,7 +177,7 @@ class HouseholdBody(SkilledBody):
                              (pose.x, pose.y), FOOTPRINT_RADIUS, path, title, goal_objects)
 
     def judged_state(self) -> SymbolicState:
-        """The atoms that hold in PyBullet now, by household/judge.py (not by what the camera saw)."""
+        """The atoms that hold in PyBullet now, by bodies/household/judge.py (not by what the camera saw)."""
         return physical_household_state(self.p, self.client, self.base.bodies, self.robot, self.scene, self.flags)
 
     def close(self) -> None:
@@ -240,7 +240,7 @@ class HouseholdBody(SkilledBody):
         self.arm.stop()
 
 
-    # -- what household/doors.py needs of the body (DoorBody) ----------------------------------------
+    # -- what bodies/household/doors.py needs of the body (DoorBody) ----------------------------------------
     def door_points(self, target: str, tuck: bool = True) -> np.ndarray:
         """The points the camera sees of a container's door, with the head at each of LOOK_TILTS;
         with `tuck`, the arm tucked out of the view first."""
@@ -341,9 +341,9 @@ class HouseholdBody(SkilledBody):
             return self._symbolic(call, "the exported box has no lid")
         if call.skill == "close" and self.kinds.get(call.args[0]) == "door":
             return SkillOutcome(call, False, f"{call}: this arm opens hinged doors but does not close them yet "
-                                             "(household/doors.py says why)", "unavailable")
+                                             "(bodies/household/doors.py says why)", "unavailable")
         if call.skill in ("open", "close") and call.args[0] in self._drawers():
-            self.stance.stand_before_front(call.args[0])  # a hinged door's stance is its own (household/doors.py)
+            self.stance.stand_before_front(call.args[0])  # a hinged door's stance is its own (bodies/household/doors.py)
         container = self._worked_in(call)
         if container is not None and self.kinds.get(container) == "door":  # into or out of a fridge
             self.stance.step_up_to(container)

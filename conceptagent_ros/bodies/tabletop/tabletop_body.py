@@ -1,7 +1,7 @@
 """The task planner's body on the physical arm: `conceptagent run ... --scene tabletop --body pybullet`.
 
 A RobotInterface (planning/robot.py) over the PyBullet Panda at the table the scene file lays out
-(physical/scene_layout.py). What the planner is told comes from the four RGB-D cameras: per part,
+(bodies/tabletop/scene_layout.py). What the planner is told comes from the four RGB-D cameras: per part,
 the depth pixels its segmentation mask covers (the simulator's masks, the geometry from depth), its
 place from those points, what it stands in from their boxes, a drawer's opening measured from its
 front's points against the most recessed front. Skills go to the manipulation package's planners
@@ -9,7 +9,7 @@ and executors on those points: pick (grasp planner, pick executor), place (place
 receptacle's points, place executor), open and close (articulation planner and executor, the
 result measured again from the points). A physical failure comes back as a failed skill whose
 message carries the manipulation code (`pick(duck_1) failed: SLIPPED: ...`), for the planner to
-act on like any other. The goal is judged by physical/tabletop_judge.py on PyBullet's own state.
+act on like any other. The goal is judged by bodies/tabletop/tabletop_judge.py on PyBullet's own state.
 
 The arm does not drive: navigate_to succeeds on anything at the table (the whole table is within
 the arm's reach from its base), and skills the arm has no executor for are refused as unavailable.
@@ -21,13 +21,13 @@ from typing import TextIO
 
 import numpy as np
 
+from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld
+from conceptagent_ros.bodies.tabletop.scene_layout import TabletopLayout, tabletop_layout
+from conceptagent_ros.bodies.tabletop.tabletop_judge import physical_state
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, SkilledBody, SkillWatch
 from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 from conceptagent_ros.perception.relations3d import smallest_holder
-from conceptagent_ros.physical.grasp_world import GraspWorld
-from conceptagent_ros.physical.scene_layout import TabletopLayout, tabletop_layout
-from conceptagent_ros.physical.tabletop_judge import physical_state
 from conceptagent_ros.scene.model import RobotState, Scene, SceneObject
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.scene.symbolic import SymbolicState

@@ -11,9 +11,9 @@ from collections.abc import Callable
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.household.grip import Grip
-from conceptagent_ros.household.mobile_arm import MobileArm
-from conceptagent_ros.household.sight import LOOK_TILTS, Seen, Sight
+from conceptagent_ros.bodies.household.grip import Grip
+from conceptagent_ros.bodies.household.mobile_arm import MobileArm
+from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Seen, Sight
 from conceptagent_ros.manipulation.clouds import fit_plane
 from conceptagent_ros.manipulation.frames import hand_frame
 from conceptagent_ros.manipulation.place_planner import PlaceConfig

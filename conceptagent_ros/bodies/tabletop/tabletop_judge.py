@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from conceptagent_ros.physical.grasp_world import GraspWorld
-from conceptagent_ros.physical.scene_layout import TabletopLayout
+from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld
+from conceptagent_ros.bodies.tabletop.scene_layout import TabletopLayout
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.scene.symbolic import SymbolicState
 
