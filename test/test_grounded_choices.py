@@ -12,9 +12,10 @@ from pathlib import Path
 
 import yaml
 from pddl_judge import Judge, goal_holds
+from recording_proposer import Recording
 
 from conceptagent_ros.evaluation.episode import EpisodeSpec, embedded_task_map, run_episode
-from conceptagent_ros.planning.proposal import DecisionContext, Proposal, TokenUsage
+from conceptagent_ros.planning.proposal import DecisionContext
 from conceptagent_ros.planning.task import TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
@@ -24,21 +25,6 @@ CONFIG = Path(__file__).resolve().parent.parent / "config"
 JUDGE = Judge(sorted(yaml.safe_load((CONFIG / "categories.yaml").read_text())["categories"]))
 SKILLS = load_skill_library()
 GOAL = "(in apple_1 dining_table_1)"
-
-
-class Recording:
-    """A proposer that says what it is told and keeps every context it was given."""
-
-    name = "recording"
-
-    def __init__(self, calls: list[SkillCall]):
-        self.calls = list(calls)
-        self.usage = TokenUsage()
-        self.contexts: list[DecisionContext] = []
-
-    def propose(self, context: DecisionContext) -> Proposal:
-        self.contexts.append(context)
-        return Proposal(self.calls.pop(0) if self.calls else SkillCall("done"))
 
 
 def run_recorded(calls: list[SkillCall], planner: str = "react") -> tuple[list[DecisionContext], object]:

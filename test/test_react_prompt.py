@@ -3,26 +3,14 @@ goes where, that a named object has not been seen yet, and that done() is due on
 The expected lines are written out here, not built with the code under test."""
 from __future__ import annotations
 
+from recording_proposer import Recording
+
 from conceptagent_ros.evaluation.episode import embedded_task_map
 from conceptagent_ros.planning.prompts import react_messages
-from conceptagent_ros.planning.proposal import DecisionContext, Proposal, TokenUsage
 from conceptagent_ros.planning.task import TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
-
-
-class Recording:
-    name = "recording"
-
-    def __init__(self, calls: list[SkillCall]):
-        self.calls = list(calls)
-        self.usage = TokenUsage()
-        self.contexts: list[DecisionContext] = []
-
-    def propose(self, context: DecisionContext) -> Proposal:
-        self.contexts.append(context)
-        return Proposal(self.calls.pop(0) if self.calls else SkillCall("done"))
 
 
 def still_to_do(scene: str, goal: str, calls: list[SkillCall]) -> list[str]:

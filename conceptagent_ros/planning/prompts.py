@@ -71,9 +71,10 @@ def goal_words(part: FNode) -> str:
 
 
 def goal_text(context: DecisionContext) -> str:
-    """What is left of the task's goal in the robot's belief: the goal's unmet conjuncts as PDDL.
-    The agent checks done() against the same goal; telling the model what is left keeps a small
-    model from wandering once it holds the object (docs/benchmarks/local_model/)."""
+    """What is left of the task's goal in the robot's belief: the goal's unmet conjuncts in a task's
+    words (goal_words), and the goal's objects not seen yet. The agent checks done() against the
+    same goal; telling the model what is left keeps a small model from wandering once it holds the
+    object (docs/benchmarks/local_model/)."""
     if context.goal is None:
         return "(no formal goal: follow the instruction)"
     unmet = [goal_words(part) for part in context.goal.unmet_parts(context.state)]
@@ -89,10 +90,12 @@ def goal_text(context: DecisionContext) -> str:
 
 def _role_messages(role: str, context: DecisionContext, **extra: object) -> list[ChatMessage]:
     """`{role}_system` and `{role}_user` filled with the instruction, observation, history and what
-    is left of the goal (and extras); a template uses the fields it names."""
-    user = load_prompt(f"{role}_user").format(
+    is left of the goal (and extras); a template uses the fields it names, and what is left of the
+    goal is worked out only for one that names it (MCTS asks its expansion and critic roles often)."""
+    template = load_prompt(f"{role}_user")
+    user = template.format(
         instruction=context.instruction, state=context.state_text, history=history_text(context.history),
-        goal=goal_text(context), **extra)
+        goal=goal_text(context) if "{goal}" in template else "", **extra)
     return [_system(f"{role}_system", context.skills), ChatMessage("user", user)]
 
 

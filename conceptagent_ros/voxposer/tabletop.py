@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conceptagent_ros.perception.pybullet_capture import capture, matrix
+from conceptagent_ros.perception.pybullet_capture import Capture, capture, matrix
 from conceptagent_ros.voxposer.api import ObjectCloud, SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
 
@@ -240,21 +240,20 @@ class Tabletop(PhysicsClient):
         return cameras
 
     # -- sensing ---------------------------------------------------------------------------------
-    def render(self, camera: Camera) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """RGB (H, W, 3) uint8, world points (H, W, 3) and segmentation (H, W): body id + (link + 1) << 24."""
-        shot = capture(self.p, self.client, camera.view, camera.projection, camera.width, camera.height)
-        return shot.rgb, shot.points, shot.segmentation
+    def render(self, camera: Camera) -> Capture:
+        """The camera's image: colour, world points and per pixel the body and link it shows."""
+        return capture(self.p, self.client, camera.view, camera.projection, camera.width, camera.height)
 
     def observe(self) -> SceneSnapshot:
         """Fuse the four cameras' segmented points per object into a snapshot for the map programs."""
         clouds: dict[str, list[np.ndarray]] = {}
         for camera in self.cameras:
-            _, world, seg = self.render(camera)
-            body_ids, link_ids = seg & ((1 << 24) - 1), (seg >> 24) - 1  # PyBullet packs link + 1 above bit 24
+            shot = self.render(camera)
+            body_ids, link_ids = shot.bodies, shot.links
             for (body, link), name in self.names.items():
-                mask = (body_ids == body) & (link_ids == link) & (seg >= 0)
+                mask = (body_ids == body) & (link_ids == link)
                 if mask.any():
-                    clouds.setdefault(name, []).append(world[mask])
+                    clouds.setdefault(name, []).append(shot.points[mask])
         objects = tuple(ObjectCloud(name, np.concatenate(parts)) for name, parts in sorted(clouds.items()))
         return SceneSnapshot(self.grid, objects, tuple(self.ee_position()), tuple(self.ee_quaternion()),
                              self.gripper_closed, TABLE_LOWER, TABLE_UPPER)

@@ -65,7 +65,7 @@ class RobotCamera:
         forward, up = rotation[:, 0], rotation[:, 2]
         view = matrix(p.computeViewMatrix(eye.tolist(), (eye + forward).tolist(), up.tolist()))
         shot = capture(p, self.client, view, self.projection, self.width, self.height)
-        world = shot.points.copy()
+        world = shot.points  # this image's own array
         world[shot.at_far_clip()] = np.nan
         depth = FAR * NEAR / (FAR - (FAR - NEAR) * shot.buffer)
         optical = np.eye(4)

@@ -136,9 +136,8 @@ class GraspWorld:
         parts = {name: key for key, name in tabletop.names.items() if tabletop.cabinet is not None
                  and key[0] == tabletop.cabinet}
         for camera in tabletop.cameras:
-            _, world, seg = tabletop.render(camera)
-            body_ids = np.where(seg >= 0, seg & ((1 << 24) - 1), -1)
-            link_ids = np.where(seg >= 0, (seg >> 24) - 1, -2)
+            shot = tabletop.render(camera)
+            world, body_ids, link_ids = shot.points, shot.bodies, shot.links
             for name, ids in bodies.items():
                 mask = np.isin(body_ids, ids)
                 if mask.any():
