@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conceptagent_ros.planning.belief import Belief
-from conceptagent_ros.planning.choices import Visited, grounded_choices
+from conceptagent_ros.planning.choices import DriveUse, Visited, grounded_choices
 from conceptagent_ros.planning.goal import Goal
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.proposal import ActionProposer, DecisionContext, Proposal, StepRecord
@@ -108,6 +108,7 @@ class Agent:
         self.call_failures: dict[SkillCall, list[str]] = {}  # call -> why it failed, each time
         self.skill_failures: dict[str, int] = {}
         self._effects: EffectModel | None = None  # built on the first step that offers choices
+        self._drive_use: DriveUse | None = None
         # belief atoms -> the calls that succeeded there: in a state the robot has been in, the same
         # call again only leads where it led before (a small model drives back and forth)
         self.succeeded_in: dict[frozenset[Any], set[SkillCall]] = {}
@@ -226,9 +227,8 @@ class Agent:
         unchanged = outcome.success and not new and self.graph.symbolic_state().atoms == state.atoms
         if outcome.success:
             self.succeeded_in.setdefault(state.atoms, set()).add(call)
-        feedback = (outcome.message + (" but changed nothing: it was already so" if unchanged else "") + repeated
-                    + (f"; newly observed: {', '.join(new)}" if new else ""))
-        record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure)
+        feedback = outcome.message + (" but changed nothing: it was already so" if unchanged else "") + repeated
+        record = StepRecord(step, call, True, outcome.success, feedback, outcome.failure, tuple(new))
         return StepReport(step, proposal, verdict, True, outcome, record, new)
 
     def _offer(self, state: SymbolicState, goal: Goal | None) -> Callable[[], tuple[SkillCall, ...] | None]:
@@ -251,8 +251,11 @@ class Agent:
             def allowed(call: SkillCall) -> bool:
                 return (call.skill != "done" or done_allowed) and call not in succeeded and call not in given_up
 
+            if self._drive_use is None:
+                self._drive_use = DriveUse(self.verifier.is_feasible, [(s.name, s.arity) for s in self.verifier.skills])
             choices = grounded_choices(self.verifier.feasible_calls(state), state, self._effects, allowed,
-                                       Visited(self.visited[:seen]))
+                                       Visited(self.visited[:seen]), self._drive_use,
+                                       goal.things(state) if goal is not None else ())
             return choices or None  # nothing left: the proposer says what it would do, and is told why not
         return offer
 
@@ -269,7 +272,7 @@ class Agent:
                 "verdict": report.verdict.to_json() if report.verdict else None,
                 "executed": report.executed,
                 "outcome": report.outcome.to_json() if report.outcome else None,
-                "feedback": report.record.feedback[:MAX_TRACE_TEXT],
+                "feedback": report.record.said()[:MAX_TRACE_TEXT],
                 "new_objects": report.new_objects,
             })
         if self.on_step is not None:

@@ -31,6 +31,10 @@ class Belief(Protocol):
         """The state in words, as an LLM reads it."""
         ...
 
+    def unvisited_rooms(self) -> list[str]:
+        """The map's rooms the robot has not been in (where to look for what it has not seen)."""
+        ...
+
     def frontier_size(self) -> int:
         """How much is left to explore (planners scale their re-plan limits with it)."""
         ...

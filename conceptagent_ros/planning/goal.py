@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import unified_planning.model as up_model
 
-from conceptagent_ros.planning.pddl.compile import CompiledFormulas
+from conceptagent_ros.planning.pddl.compile import CompiledFormulas, type_name
 from conceptagent_ros.planning.pddl.domain import PDDLDomain, normalize_formula
 from conceptagent_ros.planning.pddl.explain import render
 from conceptagent_ros.planning.verifier import top_level_conjuncts
@@ -22,11 +22,19 @@ def _constants(node: up_model.FNode, out: set[str]) -> None:
         _constants(arg, out)
 
 
+def _quantified_kinds(node: up_model.FNode, out: set[str]) -> None:
+    if node.is_exists() or node.is_forall():
+        out.update(type_name(v.type) for v in node.variables())
+    for arg in node.args:
+        _quantified_kinds(arg, out)
+
+
 @dataclass(frozen=True)
 class Goal:
     text: str
     formula: up_model.FNode
     objects: frozenset[str]  # object ids named in the goal
+    kinds: frozenset[str] = frozenset()  # the types of the variables it quantifies ("some apple in some fridge")
 
     @classmethod
     def parse(cls, domain: PDDLDomain, text: str, types: Mapping[str, str]) -> Goal:
@@ -37,8 +45,14 @@ class Goal:
     def of_formula(cls, formula: up_model.FNode, text: str | None = None) -> Goal:
         """A goal built as a formula (a benchmark's, read by unified-planning); its text rendered unless given."""
         names: set[str] = set()
+        kinds: set[str] = set()
         _constants(formula, names)
-        return cls(render(formula, {}) if text is None else text, formula, frozenset(names))
+        _quantified_kinds(formula, kinds)
+        return cls(render(formula, {}) if text is None else text, formula, frozenset(names), frozenset(kinds))
+
+    def things(self, state: SymbolicState) -> frozenset[str]:
+        """The objects the goal is about in `state`: those it names, and those of the kinds it quantifies over."""
+        return self.objects | frozenset(o for kind in self.kinds for o in state.objects_of_type(kind))
 
     def holds(self, state: SymbolicState) -> bool:
         return _COMPILED(self.formula)(state, {})

@@ -9,12 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from unified_planning.model import FNode
-
 from conceptagent_ros.llm.base import ChatMessage
 from conceptagent_ros.paths import config_dir
-from conceptagent_ros.planning.pddl.compile import type_name
-from conceptagent_ros.planning.pddl.explain import render
+from conceptagent_ros.planning.goal_left import goal_text
 from conceptagent_ros.planning.proposal import DecisionContext, StepRecord
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
@@ -28,13 +25,14 @@ def skills_text(skills: SkillLibrary) -> str:
     return "\n".join(f"- {s.signature()}: {s.description}" for s in skills)
 
 
-def history_text(history: Sequence[StepRecord]) -> str:
+def history_text(history: Sequence[StepRecord], newly_observed: bool = True) -> str:
+    """The steps so far, one line each; `newly_observed`: with what each step brought into view."""
     if not history:
         return "(none yet)"
     lines = []
     for r in history:
         action = str(r.call) if r.call else "(no valid action)"
-        lines.append(f"{r.step}. {action} -> {r.feedback[:600]}")
+        lines.append(f"{r.step}. {action} -> {r.said(newly_observed)[:600]}")
     return "\n".join(lines)
 
 
@@ -56,45 +54,14 @@ def _system(name: str, skills: SkillLibrary) -> ChatMessage:
     return ChatMessage("system", text.format(skills=skills_text(skills)) if "{skills}" in text else text)
 
 
-def goal_words(part: FNode) -> str:
-    """A goal conjunct as the task it sets, where it is a placement (`put apple_1 in/on fridge_1`,
-    `put vase_1 in/on any countertop`); PDDL otherwise. The 1.5B model read `(in sponge_1 bowl_1)` as
-    a reason to pick the bowl up."""
-    if part.is_fluent_exp() and part.fluent().name == "in" and all(a.is_object_exp() for a in part.args):
-        return f"put {part.arg(0).object().name} in/on {part.arg(1).object().name}"
-    if part.is_exists() and len(part.variables()) == 1:
-        body, (variable,) = part.arg(0), part.variables()
-        if (body.is_fluent_exp() and body.fluent().name == "in" and body.arg(0).is_object_exp()
-                and body.arg(1).is_variable_exp() and body.arg(1).variable() == variable):
-            return f"put {body.arg(0).object().name} in/on any {type_name(variable.type)}"
-    return render(part, {})
-
-
-def goal_text(context: DecisionContext) -> str:
-    """What is left of the task's goal in the robot's belief: the goal's unmet conjuncts in a task's
-    words (goal_words), and the goal's objects not seen yet. The agent checks done() against the
-    same goal; telling the model what is left keeps a small model from wandering once it holds the
-    object (docs/benchmarks/local_model/)."""
-    if context.goal is None:
-        return "(no formal goal: follow the instruction)"
-    unmet = [goal_words(part) for part in context.goal.unmet_parts(context.state)]
-    if not unmet:
-        return "nothing: the goal holds, call done()"
-    unseen = sorted(o for o in context.goal.objects if o not in context.graph.objects)
-    # An object the goal names but the robot has not seen: the small model otherwise moves what it
-    # can see instead of looking for it
-    look = (f" ({', '.join(unseen)} not observed yet: look for it in the rooms not visited or in closed "
-            "containers)") if unseen else ""
-    return "; ".join(unmet) + look
-
-
-def _role_messages(role: str, context: DecisionContext, **extra: object) -> list[ChatMessage]:
+def _role_messages(role: str, context: DecisionContext, newly_observed: bool = True,
+                   **extra: object) -> list[ChatMessage]:
     """`{role}_system` and `{role}_user` filled with the instruction, observation, history and what
     is left of the goal (and extras); a template uses the fields it names, and what is left of the
     goal is worked out only for one that names it (MCTS asks its expansion and critic roles often)."""
     template = load_prompt(f"{role}_user")
     user = template.format(
-        instruction=context.instruction, state=context.state_text, history=history_text(context.history),
+        instruction=context.instruction, state=context.state_text, history=history_text(context.history, newly_observed),
         goal=goal_text(context) if "{goal}" in template else "", **extra)
     return [_system(f"{role}_system", context.skills), ChatMessage("user", user)]
 
@@ -106,8 +73,10 @@ def react_messages(context: DecisionContext) -> list[ChatMessage]:
     model, a model shown its own earlier answers as turns copies their pattern (navigate_to after
     navigate_to) instead of reading the observation. The calls possible now (context.choices) go
     in the reply's schema, not in the prompt: listed, the 1.5B model took the first of them nearly
-    every time (docs/benchmarks/local_model/)."""
-    return _role_messages("react", context)
+    every time (docs/benchmarks/local_model/). The steps so far leave out what each brought into
+    view (the observation lists it): named last in a step's line, a thing just seen drew the 1.5B
+    model to pick it whatever the goal (an egg from the fridge it opened for the apple)."""
+    return _role_messages("react", context, newly_observed=False)
 
 
 def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCall]) -> list[ChatMessage]:

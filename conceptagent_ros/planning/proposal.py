@@ -22,6 +22,13 @@ class StepRecord:
     success: bool
     feedback: str  # outcome or unsatisfied preconditions or parse error, in words
     failure: str | None = None  # precondition | physical | invalid | malformed | blocked | premature_done | repeated | ...
+    newly_observed: tuple[str, ...] = ()  # what the step brought into view (said after the feedback)
+
+    def said(self, newly_observed: bool = True) -> str:
+        """The feedback in words, with what was newly observed (`newly_observed`) or without it."""
+        if newly_observed and self.newly_observed:
+            return f"{self.feedback}; newly observed: {', '.join(self.newly_observed)}"
+        return self.feedback
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ class PlannerNode(Node):
             if robot is not None:
                 self.marker_pub.publish(plan_markers([task.instruction, *lines[-MARKER_LINES:]], robot, now,
                                                      self._param("frame_id"), plan_view_of(prepared.built.proposer)))
-            self._publish_status(TaskStatus.RUNNING, task, goal, report.step, report.record.feedback[:500])
+            self._publish_status(TaskStatus.RUNNING, task, goal, report.step, report.record.said()[:500])
             if on_step is not None:
                 on_step(report)
 

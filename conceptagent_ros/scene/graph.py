@@ -86,10 +86,14 @@ class SceneGraph:
 
         return describe_state(self)
 
+    def unvisited_rooms(self) -> list[str]:
+        """The map's rooms the robot has not been in, sorted."""
+        return sorted(set(self.rooms) - self.visited_rooms)
+
     def frontier_size(self) -> int:
         """How much is still unexplored: rooms never visited and receptacles never searched. Planners
         that give up after a number of re-plans scale that number with it."""
-        rooms = len(set(self.rooms) - self.visited_rooms)
+        rooms = len(self.unvisited_rooms())
         receptacles = sum(1 for o in self.objects.values() if o.has("receptacle") and o.id not in self.searched)
         return rooms + receptacles
 

@@ -17,7 +17,7 @@ def step_to_msg(report: StepReport, task_id: str, stamp: Time) -> PlanStep:
         msg.call = call_to_msg(report.record.call)
     msg.executed, msg.success = report.executed, report.record.success
     msg.failure = report.record.failure or ""
-    msg.feedback = report.record.feedback
+    msg.feedback = report.record.said()
     msg.new_objects = list(report.new_objects)
     msg.prompt_tokens = min(report.proposal.prompt_tokens, UINT32_MAX)
     msg.completion_tokens = min(report.proposal.completion_tokens, UINT32_MAX)
