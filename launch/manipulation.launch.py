@@ -41,11 +41,12 @@ def launch_arguments(share: str) -> list:
 
 def body_graph(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchContext
     """The nodes for the scene's kind of body, read when the scene argument is known."""
+    from conceptagent_ros.bodies.factory import physical_body_traits
     from conceptagent_ros.scene.loader import load_scene
 
     scene = LaunchConfiguration("scene").perform(context)
     tabletop, household = (LaunchConfiguration(name).perform(context) for name in ("params_file", "household_params_file"))
-    in_house = load_scene(scene).setting == "household"
+    in_house = physical_body_traits(load_scene(scene)).mobile
     params = household if in_house else tabletop
     ns, sim_time = LaunchConfiguration("namespace"), LaunchConfiguration("use_sim_time")
     body = Node(package=PACKAGE, executable="manipulation_node", name="manipulation", namespace=ns, output="screen",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conceptagent_ros.bodies.factory import make_body
+from conceptagent_ros.bodies.factory import make_body, physical_body_traits
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
@@ -45,9 +45,17 @@ def test_what_a_body_cannot_honour_is_refused_before_anything_is_built(scene, se
 
 def test_the_household_body_is_mobile_and_judged_on_pybullet():
     body = make_body(load_scene("studio_kitchen"), "pybullet")
+    traits = physical_body_traits(load_scene("studio_kitchen"))  # what a launch reads, without building it
     try:
         assert body.kind == "household" and body.mobile and body.physical is body.senses
+        assert traits.mobile and set(traits.skills) == set(body.physical.SKILLS) and "navigate_to" in traits.skills
         truth = body.judged_state()
         assert any(a[0] == "in" and a[1] == "apple_1" for a in truth.atoms)  # where PyBullet has it
     finally:
         body.close()
+
+
+def test_the_tabletop_arm_is_not_mobile_and_serves_the_arm_skills_alone():
+    traits = physical_body_traits(load_scene("tabletop"))
+    assert not traits.mobile  # navigate_to: the fixed arm reaches what it reaches from its base
+    assert set(traits.skills) == {"navigate_to", "pick", "place", "open", "close"}

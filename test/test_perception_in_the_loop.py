@@ -69,8 +69,8 @@ def test_run_with_the_camera_completes_a_task_and_uses_the_map() -> None:
 def test_what_the_agent_sees_comes_from_the_camera() -> None:
     """A thing the camera cannot see (behind a closed door) is not in the observation even though
     the world knows it; once the door is open and the robot looks, it is."""
+    from conceptagent_ros.bodies.embedded.perceiving_robot import PerceivingRobot
     from conceptagent_ros.scene.loader import load_scene
-    from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
     from conceptagent_ros.sim.world import World
     from conceptagent_ros.skills.contract import SkillCall
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from conceptagent_ros.manipulation.frames import hand_frame
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan
+from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.pick_executor import PickConfig, PickExecutor
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
 

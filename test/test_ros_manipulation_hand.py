@@ -15,7 +15,7 @@ require_ros()
 
 from rclpy.task import Future  # noqa: E402
 
-from conceptagent_ros.manipulation.frames import hand_frame  # noqa: E402
+from conceptagent_ros.manipulation.hand_frame import hand_frame  # noqa: E402
 from conceptagent_ros.ros.adapters.manipulation_hand import (  # noqa: E402
     ControllerUnavailable,
     GripperCommandGripper,

@@ -2,7 +2,7 @@
 
 - `body="symbolic"`: the embedded world's robot; skills change its symbols (sim/world.py).
   `perception="camera"`: it sees through synthetic RGB-D frames fused into a 3D object map
-  (sim/perceiving_robot.py).
+  (bodies/embedded/perceiving_robot.py).
 - `body="pybullet"` in a household scene: conceptagent_mm in the scene's exported world
   (bodies/household/body.py). `perception="truth"`: its own view of what its mast camera segments;
   `"camera"`: those images through the perception pipeline into the robot's belief
@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from conceptagent_ros.bodies.body import Body
 from conceptagent_ros.scene.model import Scene
@@ -21,6 +22,26 @@ from conceptagent_ros.sim.world import World
 
 BODIES = ("symbolic", "pybullet")
 PERCEPTION = ("truth", "camera", "external")
+
+
+@dataclass(frozen=True)
+class PhysicalBodyTraits:
+    """What the PyBullet body of a scene serves, known without building it (a launch or a bring-up
+    sets its node's parameters from these): its skills, and whether it is a mobile base in a house
+    (camera images for perception, a base pose, a path)."""
+
+    skills: tuple[str, ...]
+    mobile: bool
+
+
+def physical_body_traits(scene: Scene) -> PhysicalBodyTraits:
+    if scene.setting == "household":
+        from conceptagent_ros.bodies.household.body import HouseholdBody
+
+        return PhysicalBodyTraits(tuple(HouseholdBody.SKILLS), mobile=True)
+    from conceptagent_ros.manipulation.arm_skills import SKILLS
+
+    return PhysicalBodyTraits(tuple(SKILLS), mobile=False)
 
 
 def make_body(scene: Scene, body: str = "symbolic", perception: str = "truth", *, world: World | None = None,
@@ -53,7 +74,7 @@ def _symbolic(scene: Scene, perception: str, world: World | None, seed: int,
     if perception == "external":
         raise ValueError("the embedded world has no camera images to send out: perception truth or camera")
     if perception == "camera":
-        from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
+        from conceptagent_ros.bodies.embedded.perceiving_robot import PerceivingRobot
 
         return Body("symbolic", PerceivingRobot(world, seed=seed), world.state)
     return Body("symbolic", world, world.state)

@@ -34,7 +34,7 @@ def cmd_world_export(args: argparse.Namespace) -> int:
         print(f"{done.scene}: {done.sdf} ({done.models} models, {done.doorways} doorways), "
               f"{done.map_pgm} + {done.map_yaml.name} ({done.free_share:.0%} of the map free)")
         if args.picture:
-            from conceptagent_ros.world.picture import render_world
+            from conceptagent_ros.world.world_render import render_world
 
             print(f"  picture: {render_world(done.sdf, args.out / f'{done.scene}.png')}")
     return EXIT_OK

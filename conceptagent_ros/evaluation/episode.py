@@ -33,7 +33,7 @@ class EpisodeSpec:
     # the agent's was translated from the instruction (bench --translate).
     judge_goal: str | None = None
     # "truth": the agent reads what the world shows; "camera": it sees through synthetic RGB-D frames
-    # fused into a 3D object map (sim/perceiving_robot.py). With a household body in PyBullet: "truth"
+    # fused into a 3D object map (bodies/embedded/perceiving_robot.py). With a household body in PyBullet: "truth"
     # is the body's own view of what its mast camera segments, "camera" those images fused by the
     # perception pipeline into the robot's belief (bodies/household/perceiving_body.py)
     perception: str = "truth"

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conceptagent_ros.bodies.embedded.perceiving_robot import PerceivingRobot
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.perception.fusion import ObjectMap
 from conceptagent_ros.scene.house_geometry import Box, layout
 from conceptagent_ros.scene.loader import load_scene
-from conceptagent_ros.sim.perceiving_robot import PerceivingRobot
 from conceptagent_ros.sim.rgbd_camera import DEFAULT_CAMERA, CameraConfig
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall

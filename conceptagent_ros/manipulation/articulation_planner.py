@@ -17,7 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.manipulation.clouds import Plane, clean, fit_plane
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.frames import hand_frame
+from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.robot_spec import GripperSpec
 
 Kind = Literal["drawer", "door"]

@@ -23,7 +23,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.manipulation.clouds import clean, near, outward_normals, voxel_thin
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.frames import hand_frame
+from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.robot_spec import ArmSpec, GripperSpec
 
 # (position, quaternion x y z w) -> can the arm put its grasp frame there?

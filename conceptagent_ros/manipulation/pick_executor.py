@@ -2,7 +2,7 @@
 slip the next candidate, a bounded number of times. Every failure ends with a named code.
 
 The arm is a Protocol (any driver: PyBullet, Cartesian set-points, FollowJointTrajectory plus a
-gripper action) that moves the hand frame of manipulation/frames.py and opens and closes the hand.
+gripper action) that moves the hand frame of manipulation/hand_frame.py and opens and closes the hand.
 Verification uses only what a robot has: the finger gap after closing (above the empty-hand gap:
 something is between the fingers) and the object's perceived position after the lift (it moved up
 with the hand).

@@ -60,6 +60,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from conceptagent_ros.action import ExecuteSkill
+from conceptagent_ros.bodies.embedded.perceiving_robot import EmbeddedCamera
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.msg import SkillCall as SkillCallMsg
@@ -73,7 +74,6 @@ from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.observation import Observation
 from conceptagent_ros.sim.perceived_ids import PerceivedIdResolver
-from conceptagent_ros.sim.perceiving_robot import EmbeddedCamera
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome, load_skill_library
 from conceptagent_ros.skills.failure_rates import parse_failure_rates

@@ -7,7 +7,7 @@ skill is recorded through its PDDL effects (config/skills.yaml), so a new skill 
 no code here. What the robot believes of an object's state after its own skill stands until the
 next skill changes it; positions, labels and relations are perception's.
 
-`assemble_observation` is the embedded stand-in's `observation_from` (sim/perceiving_robot.py) for
+`assemble_observation` is the embedded stand-in's `observation_from` (bodies/embedded/perceiving_robot.py) for
 a robot that has no simulator behind it: objects' rooms from the map's rooms, the robot's pose
 from localisation, the held thing carried along at the robot.
 """

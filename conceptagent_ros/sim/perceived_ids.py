@@ -1,5 +1,5 @@
 """Which of the simulator's things a perceived id means, for the embedded robot with a camera
-(sim/perceiving_robot.py), the ROS robot stand-in and the physical household body behind the ROS
+(bodies/embedded/perceiving_robot.py), the ROS robot stand-in and the physical household body behind the ROS
 graph (ros/manipulation_node.py) alike: one class, so every path resolves the same way.
 
 Perception names what it fuses (`fridge_2`); a skill call names those ids; the simulator acts on its

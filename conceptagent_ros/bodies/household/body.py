@@ -169,7 +169,7 @@ class HouseholdBody(SkilledBody):
 
     def top_view(self, path: Path, title: str = "", goal_objects: Collection[str] = ()) -> Path:
         """The task from above as PyBullet has it now: the path driven, where every thing stands."""
-        from conceptagent_ros.bodies.household.picture import draw_top_view
+        from conceptagent_ros.bodies.household.top_view import draw_top_view
 
         movable = {oid for oid, kind in self.kinds.items() if kind == "item"}
         pose = self.base.pose

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
+from conceptagent_ros.manipulation.hand_frame import parse_tool_axes, tool_rotation
 from conceptagent_ros.manipulation.joint_path import plan_joint_path
 from conceptagent_ros.world.robot_description import ARM_JOINTS, GRASP_LINK, TORSO_JOINT, TORSO_TRAVEL
 

@@ -15,7 +15,7 @@ from conceptagent_ros.bodies.household.grip import Grip
 from conceptagent_ros.bodies.household.mobile_arm import MobileArm
 from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Seen, Sight
 from conceptagent_ros.manipulation.clouds import fit_plane
-from conceptagent_ros.manipulation.frames import hand_frame
+from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.place_planner import PlaceConfig
 from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError

@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.clouds import voxel_thin
-from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
+from conceptagent_ros.manipulation.hand_frame import parse_tool_axes, tool_rotation
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
 from conceptagent_ros.voxposer.tabletop import ARM_JOINTS, EE_LINK, REST_POSE, CabinetSpec, Tabletop, TabletopScene, UrdfObject
 
@@ -32,7 +32,7 @@ NAMED_OBJECTS: dict[str, tuple[str, float]] = {
 # that size would meet such things
 RANDOM_SCALE = 0.6
 RANDOM_COUNT = 1000
-# the hand frame (manipulation/frames.py) sits half a finger deep between the fingers; the Panda's
+# the hand frame (manipulation/hand_frame.py) sits half a finger deep between the fingers; the Panda's
 # grasp target link is this much further along the approach
 TOOL_OFFSET = 0.02
 AREA_LOWER, AREA_UPPER = (0.40, -0.18), (0.62, 0.18)  # where things are dropped

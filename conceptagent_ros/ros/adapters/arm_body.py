@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.manipulation.arm_skills import Clouds
 from conceptagent_ros.manipulation.failures import ManipulationError
-from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
+from conceptagent_ros.manipulation.hand_frame import parse_tool_axes, tool_rotation
 from conceptagent_ros.manipulation.pick_executor import Arm
 from conceptagent_ros.ros.adapters.base_pose import to_root
 from conceptagent_ros.ros.adapters.manipulation_hand import Gripper, RosHand

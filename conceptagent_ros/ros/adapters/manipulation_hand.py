@@ -9,7 +9,7 @@
   is what the pick executor's "is something held" check needs. control_msgs is not
   pip-installable: it is imported when the gripper is built, and tests pass a stand-in type with
   the same fields.
-- `RosHand`: moves the hand frame (manipulation/frames.py) with any of the arm adapters of
+- `RosHand`: moves the hand frame (manipulation/hand_frame.py) with any of the arm adapters of
   ros/adapters/arm_controllers.py (Cartesian set-points on a pose topic, or FollowJointTrajectory),
   turning it into the arm's tool link by the arm's `tool_axes` and `tool_offset`.
 
@@ -24,7 +24,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.errors import ConceptAgentError
-from conceptagent_ros.manipulation.frames import parse_tool_axes, tool_rotation
+from conceptagent_ros.manipulation.hand_frame import parse_tool_axes, tool_rotation
 
 
 class ControllerUnavailable(ConceptAgentError):
