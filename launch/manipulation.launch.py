@@ -41,7 +41,7 @@ def launch_arguments(share: str) -> list:
 
 def body_graph(context, share: str) -> list:  # noqa: ANN001 - launch's LaunchContext
     """The nodes for the scene's kind of body, read when the scene argument is known."""
-    from conceptagent_ros.bodies.factory import physical_body_traits
+    from conceptagent_ros.bodies.traits import physical_body_traits
     from conceptagent_ros.scene.loader import load_scene
 
     scene = LaunchConfiguration("scene").perform(context)

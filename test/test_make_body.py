@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conceptagent_ros.bodies.factory import make_body, physical_body_traits
+from conceptagent_ros.bodies.factory import make_body
+from conceptagent_ros.bodies.traits import physical_body_traits
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
@@ -48,7 +49,7 @@ def test_the_household_body_is_mobile_and_judged_on_pybullet():
     traits = physical_body_traits(load_scene("studio_kitchen"))  # what a launch reads, without building it
     try:
         assert body.kind == "household" and body.mobile and body.physical is body.senses
-        assert traits.mobile and set(traits.skills) == set(body.physical.SKILLS) and "navigate_to" in traits.skills
+        assert traits.mobile and set(traits.skills()) == set(body.physical.SKILLS) and "navigate_to" in traits.skills()
         truth = body.judged_state()
         assert any(a[0] == "in" and a[1] == "apple_1" for a in truth.atoms)  # where PyBullet has it
     finally:
@@ -58,4 +59,4 @@ def test_the_household_body_is_mobile_and_judged_on_pybullet():
 def test_the_tabletop_arm_is_not_mobile_and_serves_the_arm_skills_alone():
     traits = physical_body_traits(load_scene("tabletop"))
     assert not traits.mobile  # navigate_to: the fixed arm reaches what it reaches from its base
-    assert set(traits.skills) == {"navigate_to", "pick", "place", "open", "close"}
+    assert set(traits.skills()) == {"navigate_to", "pick", "place", "open", "close"}

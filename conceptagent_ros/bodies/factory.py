@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from conceptagent_ros.bodies.body import Body
 from conceptagent_ros.scene.model import Scene
@@ -22,26 +21,6 @@ from conceptagent_ros.sim.world import World
 
 BODIES = ("symbolic", "pybullet")
 PERCEPTION = ("truth", "camera", "external")
-
-
-@dataclass(frozen=True)
-class PhysicalBodyTraits:
-    """What the PyBullet body of a scene serves, known without building it (a launch or a bring-up
-    sets its node's parameters from these): its skills, and whether it is a mobile base in a house
-    (camera images for perception, a base pose, a path)."""
-
-    skills: tuple[str, ...]
-    mobile: bool
-
-
-def physical_body_traits(scene: Scene) -> PhysicalBodyTraits:
-    if scene.setting == "household":
-        from conceptagent_ros.bodies.household.body import HouseholdBody
-
-        return PhysicalBodyTraits(tuple(HouseholdBody.SKILLS), mobile=True)
-    from conceptagent_ros.manipulation.arm_skills import SKILLS
-
-    return PhysicalBodyTraits(tuple(SKILLS), mobile=False)
 
 
 def make_body(scene: Scene, body: str = "symbolic", perception: str = "truth", *, world: World | None = None,

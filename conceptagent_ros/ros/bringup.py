@@ -75,13 +75,13 @@ def body_options(scene: str, perception: str = "camera") -> dict[str, Any]:
     of the library, its camera's images to the perception node (perception camera; GraphOptions then
     brings up the perception and scene graph nodes) or its own view as scene_graph (perception body);
     the Panda on its table elsewhere, serving the arm's five, publishing what its cameras see."""
-    from conceptagent_ros.bodies.factory import physical_body_traits
+    from conceptagent_ros.bodies.traits import physical_body_traits
     from conceptagent_ros.scene.loader import load_scene
 
     if perception not in ("camera", "body"):
         raise ConceptAgentError(f"the body's perception is camera or body, not {perception!r}")
     traits = physical_body_traits(load_scene(scene))
-    options: dict[str, Any] = {"scene": scene, "action_prefix": "skills", "skills": list(traits.skills),
+    options: dict[str, Any] = {"scene": scene, "action_prefix": "skills", "skills": list(traits.skills()),
                                "frame_id": "map", "publish_scene_graph": True}
     if traits.mobile:  # its camera's images go to perception, or its own view is the scene graph
         options.update(perception=perception, publish_scene_graph=perception == "body")
