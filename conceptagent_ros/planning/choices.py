@@ -8,8 +8,8 @@ preconditions hold, when the skill's PDDL effects change something about the cal
 robot was in, and when the agent would run it at all. A drive to a thing (not to a room) is offered
 only when, once there, the robot can do something with what it reaches that it cannot do now, or
 when the goal names it: the 1.5B model, holding an object, otherwise drove to every lamp and book in
-view in the order listed (docs/benchmarks/local_model/). Once the goal holds, done() is the only choice: anything else could
-only undo it.
+view in the order listed (docs/benchmarks/local_model/). Once the goal holds, done() is the only
+choice: anything else could only undo it.
 """
 from __future__ import annotations
 

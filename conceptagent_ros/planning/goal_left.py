@@ -5,8 +5,8 @@ A placement, `(in apple_1 fridge_1)` or `(exists (?a - apple ?f - fridge) (in ?a
 its two steps while the object is not held ("1. pick up apple_1 2. put it in/on fridge_1") and as
 the second once it is; a variable with one candidate among the objects seen is said as that object.
 Beside it stand the facts it turns on: where the object is, whether the robot can reach it, what the
-hand holds, and where it goes once it is held or while that is closed. Every wording here was chosen on the 1.5B local
-model's development tasks (docs/benchmarks/local_model/): told "put apple_1 in/on dining_table_1"
+hand holds, and where it goes once it is held or while that is closed. Every wording here was
+chosen on the 1.5B local model's development tasks (docs/benchmarks/local_model/): told "put apple_1 in/on dining_table_1"
 it drove to the table first; told the goal in PDDL it read `(in sponge_1 bowl_1)` as a reason to
 pick the bowl up; told "the rooms not visited" it drove between the furniture of the room it stood in.
 """
@@ -69,13 +69,11 @@ def held_object(state: SymbolicState) -> str | None:
     return next((a[1] for a in state.atoms if a[0] == "holding"), None)
 
 
-def goal_words(part: FNode, state: SymbolicState) -> str:
-    """A goal conjunct as the task it sets: a placement in its steps (module docstring), anything
-    else in PDDL."""
-    asked = placement(part, state)
+def goal_words(part: FNode, asked: Placement | None, held: str | None) -> str:
+    """A goal conjunct as the task it sets: a placement (`asked`, placement() of it) in its steps
+    (module docstring), anything else in PDDL."""
     if asked is None:
         return render(part, {})
-    held = held_object(state)
     if held is not None and held in asked.thing.candidates:
         return f"put {held} in/on {asked.where.words}"
     return f"1. pick up {asked.thing.words} 2. put it in/on {asked.where.words}"
@@ -85,26 +83,23 @@ def _closed(name: str, state: SymbolicState) -> bool:
     return ("openable", name) in state.atoms and ("open", name) not in state.atoms
 
 
-def _fact_objects(part: FNode, state: SymbolicState) -> list[str]:
+def _fact_objects(part: FNode, asked: Placement | None, held: str | None, state: SymbolicState) -> list[str]:
     """The objects of a goal conjunct whose place and reach the model is told: of a placement, the
     object, and where it goes once the object is held or while it is closed (where that is a few
     named things: a closed fridge wants opening with an empty hand); of any other conjunct, all it
     names."""
-    asked = placement(part, state)
     if asked is None:
         body = part.arg(0) if part.is_exists() else part
         return [a.object().name for a in body.args if a.is_object_exp()] if body.is_fluent_exp() else []
-    held = held_object(state)
     things = [held] if held is not None and held in asked.thing.candidates else list(asked.thing.candidates)[:MAX_NAMED]
     if len(asked.where.candidates) > MAX_NAMED:
         return things
     return things + [w for w in asked.where.candidates if held in asked.thing.candidates or _closed(w, state)]
 
 
-def goal_facts(context: DecisionContext, names: list[str]) -> str:
-    """Where each of `names` is and whether the robot can touch it, and what the hand holds."""
+def goal_facts(context: DecisionContext, names: list[str], held: str | None) -> str:
+    """Where each of `names` is and whether the robot can touch it, and what the hand holds (`held`)."""
     atoms = context.state.atoms
-    held = held_object(context.state)
     facts = []
     for name in dict.fromkeys(names):
         if name == held:
@@ -132,13 +127,16 @@ def goal_text(context: DecisionContext) -> str:
     parts = context.goal.unmet_parts(state)
     if not parts:
         return "nothing: the goal holds, call done()"
-    unseen = sorted(o for o in context.goal.objects if o not in context.graph.objects)
-    unseen += sorted({slot.words for part in parts if (asked := placement(part, state)) is not None
-                      for slot in (asked.thing, asked.where) if not slot.candidates})
+    held = held_object(state)
+    asked = [placement(part, state) for part in parts]
+    unseen = sorted(o for o in context.goal.objects if o not in state.types)
+    unseen += sorted({slot.words for placed in asked if placed is not None
+                      for slot in (placed.thing, placed.where) if not slot.candidates})
     look = ""
     if unseen:
         rooms = context.graph.unvisited_rooms()
         where = f"the rooms not visited ({', '.join(rooms)}) or in closed containers" if rooms else "closed containers"
         look = f" ({', '.join(unseen)} not observed yet: look for {'them' if len(unseen) > 1 else 'it'} in {where})"
-    names = [name for part in parts for name in _fact_objects(part, state)]
-    return "; ".join(goal_words(part, state) for part in parts) + look + f"\nNow: {goal_facts(context, names)}."
+    names = [name for part, placed in zip(parts, asked) for name in _fact_objects(part, placed, held, state)]
+    words = "; ".join(goal_words(part, placed, held) for part, placed in zip(parts, asked))
+    return words + look + f"\nNow: {goal_facts(context, names, held)}."
