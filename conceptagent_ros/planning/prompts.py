@@ -94,7 +94,7 @@ def plan_messages(context: DecisionContext, examples: Sequence[PlanExample], fee
     user = load_prompt("plan_user").format(
         examples=shots, instruction=context.instruction,
         completed=", ".join(map(str, completed)) or "(none)",
-        objects=", ".join(sorted(context.graph.objects)) or "(none)",
+        objects=", ".join(sorted(context.graph.objects)) or "(none)", goal=goal_text(context),
         feedback=f"Feedback: {feedback}\n" if feedback else "")
     return [_system("plan_system", context.skills), ChatMessage("user", user)]
 
