@@ -3,7 +3,7 @@ preconditions in the perceived state, and say which ones fail, in words the LLM 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import unified_planning.model as up_model
@@ -136,37 +136,17 @@ class PreconditionVerifier:
             return ""
         words = render(atom_node, binding).strip("()").split()
         atom, args = tuple(words), words[1:]
-        if any(a.startswith("?") for a in args):
+        if not args or any(a.startswith("?") for a in args):
             return ""
         if self._effects is None:
             self._effects = EffectModel(self.domain)
-        def makes_true(candidate: SkillCall) -> bool:
-            after = self._effects.apply(candidate, state)
-            return (atom in after.atoms) == positive and (atom in state.atoms) != positive
-
-        if args:
-            return next((str(c) for skill in self.skills.actionable()
-                         for c in (SkillCall(skill.name, combo) for combo in itertools.product(args, repeat=skill.arity))
-                         if makes_true(c)), "")
-        # An atom over no objects, (hand_empty): a call that can run now (place what is held on
-        # something within reach), else the one with the fewest false preconditions (place it on a
-        # countertop, not within reach: its own refusal then says where to go). Told nothing, the
-        # 1.5B model planning with LLM-Planner tried open(fridge_1) with the apple in hand until its
-        # steps ran out.
-        feasible = next((str(c) for c in self.feasible_calls(state) if c.skill != "done" and makes_true(c)), "")
-        if feasible:
-            return feasible
-        ids = sorted(state.types)
-        flipping = [c for skill in self.skills.actionable()
-                    for c in (SkillCall(skill.name, combo) for combo in itertools.product(ids, repeat=skill.arity))
-                    if makes_true(c)]
-        return str(min(flipping, key=self._false_conjuncts(state))) if flipping else ""
-
-    def _false_conjuncts(self, state: SymbolicState) -> Callable[[SkillCall], int]:
-        def count(call: SkillCall) -> int:
-            binding = dict(zip(self.domain.parsed[call.skill].params, call.args))
-            return sum(not fn(state, binding) for _, fn in self._conjuncts[call.skill])
-        return count
+        for skill in self.skills.actionable():
+            for combo in itertools.product(args, repeat=skill.arity):
+                candidate = SkillCall(skill.name, combo)
+                after = self._effects.apply(candidate, state)
+                if (atom in after.atoms) == positive and (atom in state.atoms) != positive:
+                    return str(candidate)
+        return ""
 
     def verify_all(self, calls: Sequence[SkillCall], state: SymbolicState) -> list[Verdict]:
         return [self.verify(c, state) for c in calls]
