@@ -116,3 +116,23 @@ def test_a_reworded_study_reading_resumes_and_a_changed_section_does_not(tmp_pat
     before = fingerprint(base)
     assert fingerprint(base.replace("first words", "better words").replace("title: T", "title: U")) == before
     assert fingerprint(base.replace("seeds: 1", "seeds: 2")) != before
+
+
+def test_a_study_section_resumes_when_another_section_changes(tmp_path):
+    from conceptagent_ros.evaluation.study import load_study, study_fingerprint
+
+    def section(name: str, seeds: int) -> str:
+        return (f"  - {{id: {name}, title: S, about: A, planners: [react], llms: [offline], suites: [easy], "
+                f"seeds: {seeds}, metrics: [success_rate]}}\n")
+
+    path = tmp_path / "study.yaml"
+
+    def fingerprint(text: str, run: str) -> dict:
+        path.write_text("title: T\nsections:\n" + text)
+        return study_fingerprint(path, [s for s in load_study(path)[1] if s.id == run])
+
+    before = fingerprint(section("a", 1) + section("b", 1), "a")
+    assert fingerprint(section("a", 1) + section("b", 3), "a") == before
+    assert fingerprint(section("a", 1), "a") == before
+    assert fingerprint(section("a", 2) + section("b", 1), "a") != before
+    assert fingerprint(section("a", 1) + section("b", 1), "b") != before

@@ -90,10 +90,15 @@ def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
 
 
 def study_fingerprint(path: Path, sections: Sequence[Any]) -> dict[str, Any]:
-    """What produced a study's episodes: its sections and overhead settings. The title and the reading
-    are words about the results, so rewording them resumes from the journal instead of starting over."""
+    """What produced a study's episodes: the sections being run and the overhead settings. Titles,
+    the sections' `about` and the reading are words about the results, and the other sections are
+    other runs (a study of one section per planner reports each in its own folder), so changing them
+    resumes from the journal instead of starting over."""
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    relevant = {k: v for k, v in data.items() if k not in ("title", "reading")}
+    running = {s.id for s in sections}
+    relevant = {"overhead": data.get("overhead"),
+                "sections": [{k: v for k, v in s.items() if k not in ("title", "about")}
+                             for s in data.get("sections", []) if s.get("id") in running]}
     digest = hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
     return {"study": digest, "sections": [s.id for s in sections]}
 

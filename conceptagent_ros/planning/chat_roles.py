@@ -7,6 +7,7 @@ and the parser (planning/reply_parsing.py) reads what it can of a free reply.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 
@@ -34,7 +35,6 @@ class ChatRoles:
         self.tokenizer = tokenizer
         self.temperature = temperature
         self.usage = TokenUsage()
-        self._warned_bias = False
 
     def _ask(self, messages: list[ChatMessage], **kwargs: object) -> ChatReply | str:
         """The reply, or the reason there is none."""
@@ -116,8 +116,12 @@ class ChatRoles:
         if not words:
             return {}
         if self.tokenizer is None:
-            if not self._warned_bias:
-                log.warning("no CONCEPTAGENT_TOKENIZER set: planning without logit biases on observed objects")
-                self._warned_bias = True
+            _warn_unbiased()
             return {}
         return bias_for_words(self.tokenizer, words)
+
+
+@functools.cache
+def _warn_unbiased() -> None:
+    """Once per process: a bench builds a planner per episode, and the line said nothing new after the first."""
+    log.warning("no CONCEPTAGENT_TOKENIZER set: planning without logit biases on observed objects")
