@@ -58,7 +58,7 @@ def _role_messages(role: str, context: DecisionContext, newly_observed: bool = T
                    **extra: object) -> list[ChatMessage]:
     """`{role}_system` and `{role}_user` filled with the instruction, observation, history and what
     is left of the goal (and extras); a template uses the fields it names, and what is left of the
-    goal is worked out only for one that names it (MCTS asks its expansion and critic roles often)."""
+    goal is worked out only for one that names it."""
     template = load_prompt(f"{role}_user")
     user = template.format(
         instruction=context.instruction, state=context.state_text, history=history_text(context.history, newly_observed),
