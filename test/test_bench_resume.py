@@ -111,7 +111,8 @@ def test_a_reworded_study_reading_resumes_and_a_changed_section_does_not(tmp_pat
 
     def fingerprint(text: str) -> dict:
         path.write_text(text)
-        return study_fingerprint(path, load_study(path)[1])
+        _, sections, overhead, _ = load_study(path)
+        return study_fingerprint(sections, overhead)
 
     before = fingerprint(base)
     assert fingerprint(base.replace("first words", "better words").replace("title: T", "title: U")) == before
@@ -129,7 +130,8 @@ def test_a_study_section_resumes_when_another_section_changes(tmp_path):
 
     def fingerprint(text: str, run: str) -> dict:
         path.write_text("title: T\nsections:\n" + text)
-        return study_fingerprint(path, [s for s in load_study(path)[1] if s.id == run])
+        _, sections, overhead, _ = load_study(path)
+        return study_fingerprint([s for s in sections if s.id == run], overhead)
 
     before = fingerprint(section("a", 1) + section("b", 1), "a")
     assert fingerprint(section("a", 1) + section("b", 3), "a") == before

@@ -8,8 +8,8 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -89,16 +89,13 @@ def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
     return str(data.get("title", path.stem)), sections, dict(data.get("overhead") or {}), str(data.get("reading", ""))
 
 
-def study_fingerprint(path: Path, sections: Sequence[Any]) -> dict[str, Any]:
-    """What produced a study's episodes: the sections being run and the overhead settings. Titles,
-    the sections' `about` and the reading are words about the results, and the other sections are
-    other runs (a study of one section per planner reports each in its own folder), so changing them
-    resumes from the journal instead of starting over."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    running = {s.id for s in sections}
-    relevant = {"overhead": data.get("overhead"),
-                "sections": [{k: v for k, v in s.items() if k not in ("title", "about")}
-                             for s in data.get("sections", []) if s.get("id") in running]}
+def study_fingerprint(sections: Sequence[Section], overhead: Mapping[str, Any]) -> dict[str, Any]:
+    """What produced a study's episodes: the sections being run, as parsed, and the overhead
+    settings. Titles, the sections' `about` and the reading are words about the results, and the
+    other sections are other runs (a study of one section per planner reports each in its own
+    folder), so changing them resumes from the journal instead of starting over."""
+    relevant = {"overhead": dict(overhead),
+                "sections": [{k: v for k, v in asdict(s).items() if k not in ("title", "about")} for s in sections]}
     digest = hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
     return {"study": digest, "sections": [s.id for s in sections]}
 
@@ -109,7 +106,7 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
     title, sections, overhead_cfg, reading = load_study(path)
     if sections_only:
         sections = [s for s in sections if s.id in sections_only]
-    journal = EpisodeJournal(out, study_fingerprint(path, sections), resume=resume)
+    journal = EpisodeJournal(out, study_fingerprint(sections, overhead_cfg), resume=resume)
     if journal.done:
         stream.write(f"Resuming: {len(journal.done)} episodes already in {journal.path}\n")
     started = time.perf_counter()
