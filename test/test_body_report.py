@@ -47,3 +47,26 @@ def test_why_names_the_stop_only_where_no_skill_failed() -> None:
     assert why_failed(budget) == "unmet (in d sink_1); step budget of 40 used up"
     kept_failing = _row("e", False, ["open:unavailable"], stats={"steps": 9, "stop_reason": "the skill open kept failing"})
     assert why_failed(kept_failing) == "open:unavailable; unmet (in e sink_1)"
+
+
+def test_a_goal_judged_on_the_bodys_flags_is_left_out_of_both_bodies_figures() -> None:
+    physical = [_row("fill_vase", True, [], symbolic_goal=["filled"]), _row("a", True, []), _row("b", False, [])]
+    symbolic = [_row("fill_vase", True, []), _row("a", True, []), _row("b", True, [])]
+    table = {r["body"]: r for r in comparison_rows(physical, symbolic)}
+    assert (table["pybullet"]["episodes"], table["pybullet"]["successes"]) == (2, 1)
+    assert (table["symbolic"]["episodes"], table["symbolic"]["successes"]) == (2, 2)  # the same two tasks
+    text = body_markdown(physical, symbolic, None)
+    assert "- fill_vase (filled): reached on the flags" in text.split("## Left out")[1]
+
+
+def test_the_bench_summary_counts_a_flag_judged_goal_apart_from_the_physical_figure() -> None:
+    from conceptagent_ros.evaluation.bench import markdown_table, summarize
+
+    rows = [_row("fill_vase", True, [], llm="offline", symbolic_goal=["filled"]),
+            _row("a", True, [], llm="offline"), _row("b", False, [], llm="offline")]
+    [s] = summarize(rows)
+    assert (s["episodes"], s["successes"], s["success_rate"]) == (2, 1, 0.5)
+    assert (s["symbolic_goal_episodes"], s["symbolic_goal_successes"]) == (1, 1)
+    assert "react / easy: 1/1 reached their goal that way (fill_vase)" in markdown_table([s])
+    [alone] = summarize(rows[:1])  # nothing judged physically: no physical figure at all
+    assert (alone["episodes"], alone["successes"], alone["success_rate"]) == (0, 0, 0.0)

@@ -109,7 +109,7 @@ def test_the_judge_reads_where_things_are_from_the_simulator(kitchen: HouseholdB
     saved = p.getBasePositionAndOrientation(apple, physicsClientId=c)
 
     def judged() -> set[tuple[str, ...]]:
-        state = physical_household_state(p, c, kitchen.base.bodies, kitchen.robot, kitchen.scene, kitchen.flags)
+        state = physical_household_state(p, c, kitchen.base.bodies, kitchen.robot, kitchen.scene)
         return {a for a in state.atoms if a[:2] == ("in", "apple_1")}
 
     assert judged() == {("in", "apple_1", "countertop_1")}
@@ -119,6 +119,25 @@ def test_the_judge_reads_where_things_are_from_the_simulator(kitchen: HouseholdB
     p.resetBasePositionAndOrientation(apple, [on_table[0], on_table[1], 0.3], [0, 0, 0, 1], physicsClientId=c)
     assert judged() == set()  # in the air under the table's top: on nothing
     p.resetBasePositionAndOrientation(apple, *saved, physicsClientId=c)
+
+
+def test_a_flag_set_by_a_skill_without_physics_is_never_read_as_physics(kitchen: HouseholdBody) -> None:
+    """The judge reads in/open/holding/hand_empty from PyBullet; a symbolic effect (a switched-on
+    stove, a filled cup) lives in the body's flags, is listed apart as symbolic, and is in no
+    physical reading."""
+    toggleable = next(oid for oid, o in kitchen.scene.objects.items() if o.has("toggleable"))
+    physical = physical_household_state(kitchen.p, kitchen.client, kitchen.base.bodies, kitchen.robot, kitchen.scene)
+    assert ("hand_empty",) in physical.atoms and not any(a[0] == "holding" for a in physical.atoms)
+    before = kitchen.flags[toggleable].get("is_on", False)
+    kitchen.flags[toggleable]["is_on"] = True
+    try:
+        assert ("is_on", toggleable) in kitchen.judged_state().atoms
+        again = physical_household_state(kitchen.p, kitchen.client, kitchen.base.bodies, kitchen.robot, kitchen.scene)
+        assert ("is_on", toggleable) not in again.atoms
+    finally:
+        kitchen.flags[toggleable]["is_on"] = before
+    assert {"is_on", "filled", "sliced"} <= kitchen.symbolic_predicates
+    assert not kitchen.symbolic_predicates & {"in", "open", "holding", "hand_empty", "pickupable"}
 
 
 def test_the_base_drives_to_a_thing_and_then_reaches_it(kitchen: HouseholdBody) -> None:

@@ -20,6 +20,7 @@ def test_the_symbolic_body_acts_in_the_world_it_is_given_and_is_judged_on_it():
     assert body.execute(SkillCall("navigate_to", ("apple_1",))).success
     assert ("near", "apple_1") in world.state().atoms
     assert body.judged_state().atoms == world.state().atoms
+    assert body.symbolic_part(["in", "filled"]) == []  # the symbolic world claims no physics to set apart
     assert body.picture(Path("unused.png")) is None
     body.close()
 
@@ -52,6 +53,7 @@ def test_the_household_body_is_mobile_and_judged_on_pybullet():
         assert traits.mobile and set(traits.skills()) == set(body.physical.SKILLS) and "navigate_to" in traits.skills()
         truth = body.judged_state()
         assert any(a[0] == "in" and a[1] == "apple_1" for a in truth.atoms)  # where PyBullet has it
+        assert body.symbolic_part(["in", "open", "filled"]) == ["filled"]  # judged on its flags, reported apart
     finally:
         body.close()
 

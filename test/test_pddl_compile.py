@@ -73,6 +73,9 @@ def test_goal_with_typed_exists(domain):
     assert not goal.holds(SymbolicState(frozenset({("in", "apple_1", "bowl_1")}), OBJECTS))
     assert goal.holds(SymbolicState(frozenset({("in", "apple_1", "fridge_1")}), OBJECTS))
     assert goal.objects == frozenset()
+    assert goal.predicates == frozenset({"in"})
+    both = Goal.parse(domain, "(and (heated apple_1) (not (open fridge_1)))", OBJECTS)
+    assert both.predicates == frozenset({"heated", "open"})
 
 
 def test_parse_errors_say_what_is_wrong(domain):

@@ -70,4 +70,5 @@ def _household(scene: Scene, perception: str, seed: int, gui: bool) -> Body:
         from conceptagent_ros.bodies.household.perceiving_body import PerceivingBody
 
         senses = PerceivingBody(household)  # type: ignore[assignment]
-    return Body("household", senses, household.judged_state, physical=household, mobile=True)
+    return Body("household", senses, household.judged_state, physical=household, mobile=True,
+                symbolic_predicates=household.symbolic_predicates)

@@ -80,6 +80,9 @@ class EpisodeResult:
     llm_seconds: float = 0.0  # the language model's own time (the sum over its calls)
     # every executed call that failed, as "skill:KIND" (KIND: its named error code, else its failure kind)
     skill_failures: list[str] = field(default_factory=list)
+    # the goal's predicates a physical body judged on its own flags (a symbolic effect, not physics):
+    # such an episode is reported apart from the physical figures
+    symbolic_goal: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -133,6 +136,7 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
         outcome = run_task(task, body, world.robot, step, cancel, spec.trace)
         wall = time.perf_counter() - start
         truth = body.judged_state()
+        symbolic_goal = body.symbolic_part((judge_goal or outcome.goal).predicates)
         if spec.picture is not None:
             body.picture(Path(spec.picture), title=request.task_id or task.instruction,
                          goal_objects=(judge_goal or outcome.goal).objects)
@@ -146,5 +150,5 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
         llm_calls=outcome.llm_calls, prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
         planner_seconds=max(0.0, wall - outcome.llm_seconds), planner_counters=outcome.planner_counters,
         judged_on=judged.text if spec.judge_goal else "", wall_seconds=wall, llm_seconds=outcome.llm_seconds,
-        skill_failures=failures,
+        skill_failures=failures, symbolic_goal=symbolic_goal,
     )

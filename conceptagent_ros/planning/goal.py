@@ -22,6 +22,13 @@ def _constants(node: up_model.FNode, out: set[str]) -> None:
         _constants(arg, out)
 
 
+def _fluents(node: up_model.FNode, out: set[str]) -> None:
+    if node.is_fluent_exp():
+        out.add(node.fluent().name)
+    for arg in node.args:
+        _fluents(arg, out)
+
+
 def _quantified_kinds(node: up_model.FNode, out: set[str]) -> None:
     if node.is_exists() or node.is_forall():
         out.update(type_name(v.type) for v in node.variables())
@@ -49,6 +56,13 @@ class Goal:
         _constants(formula, names)
         _quantified_kinds(formula, kinds)
         return cls(render(formula, {}) if text is None else text, formula, frozenset(names), frozenset(kinds))
+
+    @property
+    def predicates(self) -> frozenset[str]:
+        """The predicates the goal's formula uses."""
+        names: set[str] = set()
+        _fluents(self.formula, names)
+        return frozenset(names)
 
     def things(self, state: SymbolicState) -> frozenset[str]:
         """The objects the goal is about in `state`: those it names, and those of the kinds it quantifies over."""

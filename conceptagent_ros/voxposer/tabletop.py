@@ -8,6 +8,7 @@ blocks and lines with colours and positions, chosen by the caller (voxposer/task
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,6 +59,10 @@ class CabinetSpec:
     opening: tuple[float, ...] = (0.0, 0.0, 0.0)  # metres each drawer (bottom first) is pulled out
     handles: bool = False  # a bar on each drawer's front, for a hand to pull by
     hollow: bool = False  # open-topped drawers (floor, front, back, sides) that things can be put in
+    yaw: float = 0.0  # radians about the vertical through the front's middle; 0 opens toward -x
+    handle_length: float = 0.10  # the bar's length (m)
+    handle_standoff: float = 0.025  # how far the bar's middle stands out of the front (m)
+    handle_thickness: float = 0.012  # the bar's square section (m)
 
 
 DRAWER_NAMES = {3: ("bottom drawer", "middle drawer", "top drawer")}
@@ -170,7 +175,9 @@ class Tabletop(PhysicsClient):
         height = DRAWER_HEIGHT * spec.drawers + 0.02
         carcass_half = [CABINET_DEPTH / 2, CABINET_WIDTH / 2, height / 2]
         drawer_half = [CABINET_DEPTH / 2 - 0.01, CABINET_WIDTH / 2 - 0.02, DRAWER_HEIGHT / 2 - 0.005]
-        base_pos = [spec.front_x + CABINET_DEPTH / 2 + 0.005, spec.y, height / 2]
+        # the carcass centre behind the front's middle, turned by the yaw about that middle
+        behind = CABINET_DEPTH / 2 + 0.005
+        base_pos = [spec.front_x + behind * math.cos(spec.yaw), spec.y + behind * math.sin(spec.yaw), height / 2]
         n = spec.drawers
         if spec.handles or spec.hollow:
             front = -drawer_half[0]
@@ -183,10 +190,11 @@ class Tabletop(PhysicsClient):
             else:
                 parts = [(drawer_half, [0.0, 0.0, 0.0])]
             if spec.handles:
-                # a bar 10 cm long, 1.2 cm thick, standing 2.5 cm proud of the front on two posts
-                bar_half, post_half = [0.006, 0.05, 0.006], [0.0125, 0.006, 0.006]
-                parts += [(bar_half, [front - 0.025, 0.0, 0.0]), (post_half, [front - 0.0125, 0.044, 0.0]),
-                          (post_half, [front - 0.0125, -0.044, 0.0])]
+                # a bar (10 cm long, 1.2 cm thick, 2.5 cm proud of the front by default) on two posts
+                t, out, half_length = spec.handle_thickness / 2, spec.handle_standoff, spec.handle_length / 2
+                bar_half, post_half = [t, half_length, t], [out / 2, t, t]
+                parts += [(bar_half, [front - out, 0.0, 0.0]), (post_half, [front - out / 2, half_length - t, 0.0]),
+                          (post_half, [front - out / 2, -(half_length - t), 0.0])]
             colours = [[0.85, 0.85, 0.8, 1]] * (len(parts) - 3 * spec.handles) + [[0.3, 0.3, 0.3, 1]] * (3 * spec.handles)
             drawer_shape = p.createCollisionShapeArray([p.GEOM_BOX] * len(parts), halfExtents=[h for h, _ in parts],
                                                        collisionFramePositions=[f for _, f in parts], physicsClientId=c)
@@ -204,7 +212,7 @@ class Tabletop(PhysicsClient):
             0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[carcass_half[0] - 0.005, carcass_half[1], carcass_half[2]],
                                       collisionFramePosition=[0.005, 0, 0], physicsClientId=c),
             p.createVisualShape(p.GEOM_BOX, halfExtents=carcass_half, rgbaColor=[0.45, 0.3, 0.2, 1], physicsClientId=c),
-            base_pos, linkMasses=[0.5] * n, linkCollisionShapeIndices=[drawer_shape] * n,
+            base_pos, p.getQuaternionFromEuler([0.0, 0.0, spec.yaw]), linkMasses=[0.5] * n, linkCollisionShapeIndices=[drawer_shape] * n,
             linkVisualShapeIndices=[drawer_visual] * n, linkPositions=origins, linkOrientations=[[0, 0, 0, 1]] * n,
             linkInertialFramePositions=[[0, 0, 0]] * n, linkInertialFrameOrientations=[[0, 0, 0, 1]] * n,
             linkParentIndices=[0] * n, linkJointTypes=[p.JOINT_PRISMATIC] * n, linkJointAxis=[[1, 0, 0]] * n,

@@ -47,7 +47,7 @@ import numpy as np
 from conceptagent_ros.bodies.household.doors import HingedDoors
 from conceptagent_ros.bodies.household.grip import Grip
 from conceptagent_ros.bodies.household.item_clouds import to_frame
-from conceptagent_ros.bodies.household.judge import physical_household_state
+from conceptagent_ros.bodies.household.judge import PHYSICAL_PREDICATES, physical_household_state, symbolic_effects
 from conceptagent_ros.bodies.household.mobile_arm import ArmKinematics, MobileArm
 from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Placed, Sight
 from conceptagent_ros.bodies.household.stance import Stance
@@ -177,8 +177,16 @@ class HouseholdBody(SkilledBody):
                              (pose.x, pose.y), FOOTPRINT_RADIUS, path, title, goal_objects)
 
     def judged_state(self) -> SymbolicState:
-        """The atoms that hold in PyBullet now, by bodies/household/judge.py (not by what the camera saw)."""
-        return physical_household_state(self.p, self.client, self.base.bodies, self.robot, self.scene, self.flags)
+        """The atoms that hold in PyBullet now, by bodies/household/judge.py (not by what the camera
+        saw), and beside them the symbolic effects in the body's flags (symbolic_predicates)."""
+        physical = physical_household_state(self.p, self.client, self.base.bodies, self.robot, self.scene)
+        return SymbolicState(physical.atoms | symbolic_effects(self.flags), physical.types)
+
+    @functools.cached_property
+    def symbolic_predicates(self) -> frozenset[str]:
+        """The predicates its judge does not read from PyBullet: their atoms are the body's flags."""
+        return frozenset(spec.name for spec in self.laws.domain.predicates if not spec.static) \
+            - PHYSICAL_PREDICATES - {"near"}
 
     def close(self) -> None:
         self.arm.kinematics.close()

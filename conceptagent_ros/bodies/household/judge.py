@@ -9,9 +9,11 @@ or the executors):
 - (in X F), F furniture (a counter, a table, a shelf, a sink): X's centre lies over F's footprint and
   X's bottom within ON_TOP of F's top (a shelf's top: the shelf is drawn as one block);
 - (open C): C's hinge turned at least JUDGE_DOOR_OPEN, or its drawer out at least JUDGE_DRAWER_OPEN;
-- (holding X): both fingers touch X.
-Predicates no physical quantity stands for (is_on, sliced, ...) are the body's symbolic flags,
-which the skills without a physical model set (bodies/household/body.py).
+- (holding X): both fingers touch X; (hand_empty): they touch nothing that can be picked up.
+Predicates no physical quantity stands for (is_on, sliced, filled, ...) are not judged here: they are
+the body's symbolic flags, which the skills without a physical model set (bodies/household/body.py).
+`symbolic_effects` lists them apart, and a task whose goal needs one is reported apart from the
+physical figure (evaluation/bench.py), so no physical success is counted on a flag.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ ON_TOP = 0.03  # metres between a thing's bottom and a surface's top: it rests o
 JUDGE_DOOR_OPEN = 0.5  # radians
 JUDGE_DRAWER_OPEN = 0.05  # metres
 FINGERS = ("left_finger", "right_finger")
+PHYSICAL_PREDICATES = frozenset({"in", "open", "holding", "hand_empty"})  # what this judge reads from PyBullet
 
 
 def _aabb(p: Any, client: int, body: int, link: int = -1) -> tuple[np.ndarray, np.ndarray]:
@@ -39,8 +42,8 @@ def _links(p: Any, client: int, body: int) -> dict[str, int]:
             for j in range(p.getNumJoints(body, physicsClientId=client))}
 
 
-def physical_household_state(p: Any, client: int, bodies: Mapping[str, int], robot: int, scene: Scene,
-                             flags: Mapping[str, Mapping[str, bool]]) -> SymbolicState:
+def physical_household_state(p: Any, client: int, bodies: Mapping[str, int], robot: int, scene: Scene) -> SymbolicState:
+    """The physical predicates (PHYSICAL_PREDICATES) as PyBullet has them now."""
     atoms: set[tuple[str, ...]] = set()
     boxes = {name: _aabb(p, client, body) for name, body in bodies.items() if name in scene.objects}
     articulated: dict[str, tuple[str, int, tuple[np.ndarray, np.ndarray]]] = {}
@@ -81,10 +84,15 @@ def physical_household_state(p: Any, client: int, bodies: Mapping[str, int], rob
         touching = {int(c[3]) for c in p.getContactPoints(robot, bodies[name], physicsClientId=client)}
         if finger_links and finger_links <= touching:
             atoms.add(("holding", name))
-    for oid, state in flags.items():
-        for key, value in state.items():
-            if value and key not in ("open",):
-                atoms.add((key, oid))
+    if not any(atom[0] == "holding" for atom in atoms):
+        atoms.add(("hand_empty",))
     types = {oid: o.category for oid, o in scene.objects.items()}
     types.update({rid: "room" for rid in scene.rooms})
     return SymbolicState(frozenset(atoms), types)
+
+
+def symbolic_effects(flags: Mapping[str, Mapping[str, bool]]) -> frozenset[tuple[str, ...]]:
+    """The atoms the body's flags hold for predicates no physical quantity stands for: declared
+    effects of skills with no physical model, not judged on PyBullet's state."""
+    return frozenset((key, oid) for oid, state in flags.items() for key, value in state.items()
+                     if value and key not in PHYSICAL_PREDICATES)

@@ -39,14 +39,15 @@ FIRST_LOOK_TIMEOUT_S = 120.0
 FIRST_GRAPH_S = 0.5  # the first scene graph after the first look reaches the planner
 
 
-def judge_on_body(body: Any, task: Task) -> tuple[bool, list[str]]:
-    """The task's goal over the scene's ids, on the body's simulator state."""
+def judge_on_body(body: Any, task: Task) -> tuple[bool, list[str], list[str]]:
+    """The task's goal over the scene's ids, on the body's simulator state: whether it holds, what of
+    it is unmet, and the goal's predicates the body judges on its own flags, not on physics."""
     world = World(load_scene(task.scene))
     task_map = embedded_task_map(world)
     domain = cached_domain(load_predicates(), world.skills, task_map.domain_types())
     goal = Goal.parse(domain, task.goal, task_map.goal_types())
     state = body.judged_state()
-    return goal.holds(state), goal.unmet(state)
+    return goal.holds(state), goal.unmet(state), sorted(goal.predicates & body.symbolic_predicates)
 
 
 def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: TextIO | None = None,
@@ -100,9 +101,10 @@ def _run_one(context: Any, operator: ClientNode, task: Task, config: GraphSuiteC
         deadline = time.monotonic() + FIRST_LOOK_TIMEOUT_S
         while not node.looked:
             if time.monotonic() > deadline:
-                success, unmet = judge_on_body(body, task)
+                success, unmet, flagged = judge_on_body(body, task)
                 return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, 0.0, unmet,
-                                    f"the body's first look did not reach perception within {FIRST_LOOK_TIMEOUT_S:.0f} s")
+                                    f"the body's first look did not reach perception within {FIRST_LOOK_TIMEOUT_S:.0f} s",
+                                    symbolic_goal=flagged)
             time.sleep(0.05)
         time.sleep(FIRST_GRAPH_S)
         frames_before = node.camera.frames if node.camera is not None else 0
@@ -114,14 +116,15 @@ def _run_one(context: Any, operator: ClientNode, task: Task, config: GraphSuiteC
             reply = send_task(operator.node, task.instruction, goal=task.goal, planner=config.planner,
                               max_steps=task.max_steps or config.max_steps, timeout=config.timeout)
         except TaskClientError as e:
-            success, unmet = judge_on_body(body, task)
-            return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, 0.0, unmet, str(e), frames())
-        success, unmet = judge_on_body(body, task)
+            success, unmet, flagged = judge_on_body(body, task)
+            return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, 0.0, unmet, str(e), frames(),
+                                symbolic_goal=flagged)
+        success, unmet, flagged = judge_on_body(body, task)
         if not reply.accepted or reply.result is None:
             return GraphEpisode(task.id, task.scene, task.instruction, success, False, 0, reply.seconds, unmet,
-                                "the planner rejected the task", frames())
+                                "the planner rejected the task", frames(), symbolic_goal=flagged)
         result = reply.result
         return GraphEpisode(task.id, task.scene, task.instruction, success, bool(result.success), int(result.steps),
-                            reply.seconds, unmet, "" if success else result.error_msg, frames())
+                            reply.seconds, unmet, "" if success else result.error_msg, frames(), symbolic_goal=flagged)
     finally:
         graph.shutdown()
