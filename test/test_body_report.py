@@ -70,3 +70,12 @@ def test_the_bench_summary_counts_a_flag_judged_goal_apart_from_the_physical_fig
     assert "react / easy: 1/1 reached their goal that way (fill_vase)" in markdown_table([s])
     [alone] = summarize(rows[:1])  # nothing judged physically: no physical figure at all
     assert (alone["episodes"], alone["successes"], alone["success_rate"]) == (0, 0, 0.0)
+
+
+def test_the_ros_suite_leaves_a_flag_judged_goal_out_of_its_figure() -> None:
+    from conceptagent_ros.ros.bench.graph_suite import GraphEpisode, GraphSuiteConfig, summary_markdown
+
+    episodes = [GraphEpisode("moderate_04", "family_house", "fill a vase", True, True, 6, 7.0, symbolic_goal=["filled"]),
+                GraphEpisode("moderate_01", "family_house", "put the tomato away", False, False, 9, 30.0)]
+    text = summary_markdown(episodes, GraphSuiteConfig(), "moderate", body="conceptagent_mm in PyBullet")
+    assert "**0/1 tasks succeeded.** Left out of that figure: moderate_04" in text
