@@ -224,6 +224,60 @@ def test_a_hand_that_closes_on_nothing_gets_no_grip(kitchen: HouseholdBody) -> N
     assert np.linalg.norm(np.asarray(p.getBasePositionAndOrientation(apple, physicsClientId=c)[0]) - before) < 0.005
 
 
+def test_the_carrying_grip_ends_once_the_fingers_lose_what_it_holds(kitchen: HouseholdBody) -> None:
+    """A grip set on a thing the fingers do not touch (as if it had been knocked out of the hand) is
+    let go of within LOST_AFTER checks, and the grip says what it lost; weld() sets no grip on a
+    thing the fingers do not touch at all."""
+    from conceptagent_ros.bodies.household.grip import LOST_AFTER
+    from conceptagent_ros.bodies.household.mobile_arm import WATCH_EVERY
+
+    grip = kitchen.grip
+    assert not grip.touching("apple_1")
+    grip._weld_to_hand("apple_1")
+    try:
+        assert grip.weld_id is not None
+        kitchen.arm.step(WATCH_EVERY * LOST_AFTER)
+        assert grip.weld_id is None and grip.lost == "apple_1"
+    finally:
+        grip.let_go_of_weld()
+        kitchen.arm.step(60)
+
+
+def test_a_turn_on_the_spot_stops_short_of_what_it_would_strike() -> None:
+    """Stance.turn_to on a stand-in base that strikes a shelf past 40 degrees: it turns in steps,
+    goes back to the last free heading and names the shelf; something touched before the turn does
+    not stop it."""
+    import math
+    from types import SimpleNamespace
+
+    from conceptagent_ros.bodies.household.stance import TURN_STEP, Stance
+    from conceptagent_ros.scene.geometry import Pose2D
+
+    class StandInBase:
+        def __init__(self) -> None:
+            self.pose, self.headings = Pose2D(1.0, 2.0, 0.0), []
+
+        def place(self, pose: Pose2D) -> None:
+            self.pose = pose
+            self.headings.append(pose.yaw)
+
+        def touching(self, carried=()) -> set[str]:
+            return {"rug"} | ({"shelf_1"} if self.pose.yaw > math.radians(40) else set())
+
+        def carried_touching(self, carried=()) -> set[str]:
+            return set()
+
+    carried: list[str] = []
+    grip = SimpleNamespace(carried_bodies=lambda: [7], carry=lambda: carried.append("carried"))
+    stance = SimpleNamespace(base=StandInBase(), grip=grip)
+    struck = Stance.turn_to(stance, math.radians(90))  # type: ignore[arg-type]
+    assert struck == {"shelf_1"}
+    assert math.radians(30) <= stance.base.pose.yaw <= math.radians(40)
+    assert max(np.diff([0.0, *stance.base.headings[:-1]])) <= TURN_STEP + 1e-9
+    assert len(carried) == len(stance.base.headings)  # what the hand holds went round with it
+    assert Stance.turn_to(stance, math.radians(-30)) == set() and stance.base.pose.yaw == pytest.approx(math.radians(-30))
+
+
 def test_the_torso_lifts_the_arm_to_a_book_on_a_high_shelf_and_lowers_it_to_drive() -> None:
     """pick(book_1) on the studio kitchen's 1.2 m shelf: out of reach pointing down from the
     shoulder's 0.90 m, in reach with the torso lifted. Judged on PyBullet: the torso's joint, the

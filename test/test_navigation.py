@@ -14,6 +14,7 @@ import pytest
 from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.path_planner import costmap, plan_path
+from conceptagent_ros.scene.geometry import Pose2D
 from conceptagent_ros.world.floor_plan import Wall
 from conceptagent_ros.world.occupancy_map import OccupancyMap
 
@@ -155,6 +156,44 @@ def test_something_on_the_way_that_the_map_does_not_have_blocks_the_base(kitchen
     result = base.drive(path, goal.yaw)
     assert not result.reached and result.code == "BLOCKED" and "touched" in result.message
     assert math.dist((result.pose.x, result.pose.y), middle) < 0.15 + 0.22 + 0.05
+
+
+def test_what_the_hand_carries_striking_something_stops_the_drive(kitchen) -> None:
+    """The base clears a crate beside its path, but a pole carried across it does not: the drive
+    stops with CARRY_COLLISION and names what was struck."""
+    base, cm, plan, boxes = kitchen
+    p, client = base.p, base.client
+    start = base.pose
+    sink = boxes["sink_1"]
+    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (start.x, start.y)).pose
+    path = plan_path(cm, (start.x, start.y), (goal.x, goal.y))
+    a, b = np.asarray(path.waypoints[0]), np.asarray(path.waypoints[1])
+    along = (b - a) / np.linalg.norm(b - a)
+    left = np.array([-along[1], along[0]])
+    beside = (a + b) / 2 + left * 0.45  # its near face 35 cm from the path: the base (22 cm) clears it
+    crate = p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.4], physicsClientId=client),
+                              basePosition=[beside[0], beside[1], 0.4], physicsClientId=client)
+    # a held thing has mass (PyBullet finds no contact between two bodies of none)
+    pole = p.createMultiBody(0.1, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.01, 0.3, 0.01], physicsClientId=client),
+                             basePosition=[0, 0, -5], physicsClientId=client)
+
+    def carry() -> None:  # held out 30-60 cm to the base's left, at the crate's height
+        pose = base.pose
+        side = np.array([-math.sin(pose.yaw), math.cos(pose.yaw)])
+        middle = np.array([pose.x, pose.y]) + side * 0.45
+        p.resetBasePositionAndOrientation(pole, [middle[0], middle[1], 0.5],
+                                          p.getQuaternionFromEuler([0, 0, pose.yaw]), physicsClientId=client)
+
+    base.place(Pose2D(start.x, start.y, math.atan2(along[1], along[0])))  # facing along the path: no turn first
+    carry()
+    try:
+        result = base.drive(path, goal.yaw, carried=[pole], carry=carry)
+        assert not result.reached and result.code == "CARRY_COLLISION", result
+        assert f"body {crate}" in result.message
+    finally:
+        p.removeBody(crate, physicsClientId=client)
+        p.removeBody(pole, physicsClientId=client)
+        base.place(start)
 
 
 def test_a_drive_that_takes_too_long_times_out(kitchen) -> None:

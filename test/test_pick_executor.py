@@ -1,5 +1,5 @@
-"""The pick executor's verdicts on a stand-in arm: what the finger gap and the camera say after the
-lift decide held, SLIPPED or NOT_HELD (manipulation/pick_executor.py)."""
+"""The pick executor's verdicts on a stand-in arm: what the finger gap, the fingers' feel and the
+camera say after the lift decide held, SLIPPED or NOT_HELD (manipulation/pick_executor.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +14,8 @@ class StandInArm:
     """Goes wherever it is sent; closes on a thing `thing` metres wide, which stays in the hand
     unless `drops` (then the fingers close fully during the lift)."""
 
-    def __init__(self, thing: float, drops: bool = False):
-        self.thing, self.drops, self.gap, self.lifted = thing, drops, 0.08, False
+    def __init__(self, thing: float, drops: bool = False, feels: bool | None = True):
+        self.thing, self.drops, self.gap, self.lifted, self.feels = thing, drops, 0.08, False, feels
 
     def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
         self.lifted = bool(position[2] > 0.15)
@@ -32,6 +32,11 @@ class StandInArm:
 
     def finger_gap(self) -> float:
         return self.gap
+
+    def fingers_feel(self) -> bool | None:
+        """What the fingers feel: something between them while they hold a gap, unless told otherwise
+        (`feels` False: a gap held by the fingers' own stop, nothing between them; None: no sense)."""
+        return None if self.feels is None else (self.feels and self.gap > 0.002)
 
 
 def _plan() -> GraspPlan:
@@ -54,3 +59,19 @@ def test_a_thing_the_camera_loses_in_the_raised_hand_is_held_only_where_the_body
     dropped = PickExecutor(StandInArm(thing=0.03, drops=True), gripper,
                            PickConfig(max_attempts=1, unseen_after_lift_is_held=True)).pick(_plan(), lambda: None)
     assert not dropped.success and dropped.code == "SLIPPED"
+
+
+def test_unseen_in_the_raised_hand_the_fingers_feel_decides_not_the_gap_alone() -> None:
+    gripper = load_robot_spec("conceptagent_mm").gripper
+    trusting = PickConfig(max_attempts=1, unseen_after_lift_is_held=True)
+
+    def pick(arm: StandInArm):  # the camera sees the thing until the hand has risen
+        return PickExecutor(arm, gripper, trusting).pick(
+            _plan(), lambda: None if arm.lifted else np.array([0.5, 0.0, 0.03]))
+
+    felt = pick(StandInArm(thing=0.03))
+    assert felt.success and "the fingers feel it" in felt.message
+    numb = pick(StandInArm(thing=0.03, feels=False))  # a gap, but nothing between the fingers
+    assert not numb.success and numb.code == "SLIPPED" and "feel nothing" in numb.message
+    senseless = pick(StandInArm(thing=0.03, feels=None))  # a hand with no sense of touch: the gap, said so
+    assert senseless.success and "gap alone" in senseless.message

@@ -75,7 +75,9 @@ def run_place_episode(name: str, seed: int) -> PlaceEpisode:
         started = time.perf_counter()
         try:
             held = HeldObject.from_points(now.get(name, np.zeros((0, 3))))
-            spot = PlacePlanner().plan(held.footprint_radius, held.height, now.get("tray"), near=TRAY.centre)
+            # the spot from the tray's points as the cameras see them (the planner aims at their
+            # middle), never from where the bench built the tray
+            spot = PlacePlanner().plan(held.footprint_radius, held.height, now.get("tray"))
         except ManipulationError as e:
             return PlaceEpisode(name, seed, False, e.code, (time.perf_counter() - started) * 1000, e.detail)
         planning_ms = (time.perf_counter() - started) * 1000

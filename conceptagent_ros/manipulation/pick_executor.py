@@ -30,6 +30,10 @@ class Arm(Protocol):
 
     def finger_gap(self) -> float: ...
 
+    def fingers_feel(self) -> bool | None:
+        """Whether both closed fingers press on something: a gripper's grasp sense (a stall short of
+        closed, a finger's force; a simulator's contacts); None where the hand cannot tell."""
+
 
 ObjectLocator = Callable[[], "np.ndarray | None"]  # the object's perceived centre now, None if unseen
 
@@ -42,7 +46,8 @@ class PickConfig:
     gap_tolerance: float = 0.002  # above the empty-hand gap by this much: something is held
     lifted_fraction: float = 0.5  # the object must rise at least this share of the lift
     # A camera that cannot see into the raised hand (a mast camera behind the arm: the hand hides
-    # what it holds) loses the object after the lift; True: the finger gap alone then says it is held
+    # what it holds) loses the object after the lift; True: the fingers' feel (Arm.fingers_feel) and
+    # the gap then say whether it is held (the gap alone only for a hand that cannot feel)
     unseen_after_lift_is_held: bool = False
 
 
@@ -89,8 +94,13 @@ class PickExecutor:
             return PickResult(False, "SLIPPED", "the object slipped out during the lift", attempt, grasp)
         after = locate()
         if after is None and cfg.unseen_after_lift_is_held:
-            return PickResult(True, "", f"held (gap {arm.finger_gap() * 1000:.1f} mm; the camera does not see into the "
-                                        "raised hand)", attempt, grasp)
+            feel = arm.fingers_feel()
+            if feel is False:
+                return PickResult(False, "SLIPPED", "the fingers feel nothing between them after the lift (the camera "
+                                                    "does not see into the raised hand)", attempt, grasp)
+            felt = "the fingers feel it" if feel else "this hand cannot feel, so the gap alone says so"
+            return PickResult(True, "", f"held (gap {arm.finger_gap() * 1000:.1f} mm; {felt}; the camera does not "
+                                        "see into the raised hand)", attempt, grasp)
         if before is not None and (after is None or after[2] - before[2] < cfg.lifted_fraction * cfg.lift):
             rose = "is no longer seen" if after is None else f"rose {100 * (after[2] - before[2]):.1f} cm"
             return PickResult(False, "SLIPPED", f"the object {rose} while the hand rose {100 * cfg.lift:.0f} cm",

@@ -44,3 +44,6 @@ class WatchedArm:
 
     def finger_gap(self) -> float:
         return self.arm.finger_gap()
+
+    def fingers_feel(self) -> bool | None:
+        return self.arm.fingers_feel()

@@ -92,12 +92,24 @@ class PyBulletBase:
                if c[8] < 0.0 and c[2] not in ignore}
         return hit - {"ground_plane"}
 
+    def carried_touching(self, carried: Collection[int]) -> set[str]:
+        """What the bodies the hand carries touch now, the robot aside and the floor included (a
+        thing dragged along the floor is a collision too)."""
+        p = self.p
+        if not carried:
+            return set()
+        p.performCollisionDetection(physicsClientId=self.client)
+        return {self.names.get(c[2], f"body {c[2]}") for body in carried
+                for c in p.getContactPoints(bodyA=body, physicsClientId=self.client)
+                if c[8] < 0.0 and c[2] != self.robot and c[2] not in carried}
+
     def drive(self, path: PlannedPath, goal_yaw: float, limits: DriveLimits = DriveLimits(),
               timeout: float | None = None, carried: Collection[int] = (),
               carry: Callable[[], None] | None = None) -> DriveResult:
         """Follow the path's waypoints to its last one, then turn to `goal_yaw`. `carry` is called
         after every move of the base (it puts what the hand holds, the bodies `carried`, with the
-        hand); touching those is not touching the world."""
+        hand); the robot touching those is not touching the world, but their touching the world is a
+        collision: BLOCKED where the robot touches something, CARRY_COLLISION where what it carries does."""
         goal = path.goal
         budget = timeout if timeout is not None else 20.0 + 3.0 * path.length / limits.speed
         travelled, t, target = 0.0, 0.0, 1
@@ -137,6 +149,10 @@ class PyBulletBase:
             if hit:
                 return DriveResult(False, "BLOCKED", f"the robot touched {', '.join(sorted(hit))} at "
                                                       f"({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)
+            struck = self.carried_touching(carried)
+            if struck:
+                return DriveResult(False, "CARRY_COLLISION", f"what the hand carries touched {', '.join(sorted(struck))} "
+                                                             f"at ({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)
 
     def close(self) -> None:
         try:

@@ -292,6 +292,13 @@ class Tabletop(PhysicsClient):
         """The distance between the fingers (m): 0.08 open, about 0 closed on nothing."""
         return float(sum(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in FINGER_JOINTS))
 
+    def fingers_touch(self) -> bool:
+        """Both fingers touch something that is not the arm (a contact point each)."""
+        p, c = self.p, self.client
+        return all(any(cp[2] != self.robot for cp in p.getContactPoints(bodyA=self.robot, linkIndexA=finger,
+                                                                        physicsClientId=c))
+                   for finger in FINGER_JOINTS)
+
     def _set_fingers(self, closed: float, settle: bool = True) -> None:
         self.gripper_closed = float(closed >= 0.5)
         width = 0.0 if self.gripper_closed else 0.04

@@ -1,8 +1,8 @@
-"""What the household body's hand holds and how firmly: the carrying grip from the lift until the
-hand opens (_weld), the held thing carried along as the base moves kinematically, its points in the
-hand's frame, and the assisted grip on a door's handle. PyBullet's friction contacts creep under a
-mobile manipulator's motions where a real hand's 60 N grip does not; each grip says which it
-stands in for."""
+"""What the household body's hand holds and how firmly: the carrying grip from sustained contact
+of both fingers until the hand opens or the contact is lost (_weld), the held thing carried along
+as the base moves kinematically (and what it touches on the way), its points in the hand's frame,
+and the assisted grip on a door's handle. PyBullet's friction contacts creep under a mobile
+manipulator's motions where a real hand's 60 N grip does not; each grip says which it stands in for."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,12 +12,15 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.bodies.household.item_clouds import from_frame
-from conceptagent_ros.bodies.household.mobile_arm import MobileArm, link_index, mm_orientation
+from conceptagent_ros.bodies.household.mobile_arm import Attached, MobileArm, link_index, mm_orientation
 from conceptagent_ros.manipulation.arm_skills import Held
 
 WELD_FORCE = 60.0  # newtons: the carrying grip (weld)
 DOOR_GRIP_FORCE = 15.0  # newtons: the assisted grip on a door's handle (grip_door); a door swings at 3 N
 SQUEEZED = 1.0  # newtons each finger presses a thing with, at least, for the grip (grip_if_squeezed)
+SUSTAINED_STEPS = 24  # both fingers still on the squeezed thing this many simulation steps (0.1 s) later: the grip sets
+TOUCH_RANGE = 0.003  # metres between a finger and a thing within which the finger is on it
+LOST_AFTER = 2  # checks in a row (MobileArm.WATCH_EVERY apart) without both fingers on it: the grip ends
 NO_CARRY: tuple[int, tuple[float, ...], tuple[float, ...]] = (-1, (0, 0, 0), (0, 0, 0, 1))
 
 
@@ -34,8 +37,14 @@ class Grip:
         self._carry_offset = NO_CARRY
         self.weld_id: int | None = None
         self._door_grip: int | None = None
+        self._welded: str | None = None  # what the carrying grip holds
+        self._misses = 0  # checks in a row that found the fingers off it
+        self.lost: str | None = None  # what the grip let go of when the fingers lost it
         arm.on_open = self.let_go_of_weld  # the grip set for carrying ends where the hand opens
         arm.on_closed = self.grip_if_squeezed
+        arm.on_watch = self.watch  # ... or where the fingers lose it
+        self._attachment: Attached | None = None  # the gripped thing in the grasp link's frame
+        arm.clearance.attached = lambda: self._attachment if self.weld_id is not None else None
 
     @property
     def held(self) -> Held | None:
@@ -70,20 +79,48 @@ class Grip:
         real hand's 60 N grip does not: a cup swung from hanging below the hand to held level slid
         out of it; a 9 cm cube turned in the fingers on its way down onto a sink and fell to the
         floor). It is set when the fingers squeeze the thing (grip_if_squeezed), else after the
-        pick; the release is friction alone; what the thing meets on its way down stops the hand
-        (the place reports COLLISION)."""
-        if self.held is not None:
+        pick if both fingers still touch it; never on a thing the fingers do not touch. The release
+        is friction alone; what the thing meets on its way down stops the hand (the place reports
+        COLLISION)."""
+        if self.held is not None and self.touching(self.held.object_id):
             self._weld_to_hand(self.held.object_id)
 
     def grip_if_squeezed(self) -> None:
-        """The grip of weld from the moment the closed fingers squeeze the thing being picked from
-        both sides (each finger pressing it with SQUEEZED newtons or more), as simulators' assisted
-        grasping does (iGibson's and BEHAVIOR's). PyBullet's box-on-box contacts give a finger one
-        or two contact points, and a phone squeezed by 58 N on each side stayed on the table as the
-        hand rose. A hand that closed on nothing, on one side of the thing, or on its support gets
-        no grip: the pick's own checks (the gap, the lift) then fail as before."""
-        if self.picking is not None and self.weld_id is None and self.squeezed(self.picking):
+        """The grip of weld once the closed fingers squeeze the thing being picked from both sides
+        (each finger pressing it with SQUEEZED newtons or more) and are still on it SUSTAINED_STEPS later,
+        as simulators' assisted grasping does (iGibson's and BEHAVIOR's). PyBullet's box-on-box
+        contacts give a finger one or two contact points, and a phone squeezed by 58 N on each side
+        stayed on the table as the hand rose. A hand that closed on nothing, on one side of the
+        thing, on its support, or on a thing squeezed out from between the fingers gets no grip:
+        the pick's own checks (the gap, the lift, the fingers' feel) then fail as before."""
+        if self.picking is None or self.weld_id is not None or not self.squeezed(self.picking):
+            return
+        self.arm.step(SUSTAINED_STEPS)
+        if self.touching(self.picking):
             self._weld_to_hand(self.picking)
+
+    def touching(self, object_id: str) -> bool:
+        """Both fingers are on the thing: within TOUCH_RANGE of it, as a fingertip's contact sensor
+        has it (held at their gap, the fingers rest on the thing without pressing it, and PyBullet
+        then reports no contact point)."""
+        body = self.bodies.get(object_id)
+        if body is None:
+            return False
+        p, c = self.p, self.client
+        return all(p.getClosestPoints(bodyA=self.robot, bodyB=body, distance=TOUCH_RANGE, linkIndexA=finger,
+                                      physicsClientId=c)
+                   for finger in self.arm.finger_links)
+
+    def watch(self) -> None:
+        """The carrying grip ends where both fingers have been off what it holds for LOST_AFTER
+        checks in a row: the thing was pushed out of the hand (a collision, a swing), and a real
+        hand would have lost it too."""
+        if self.weld_id is None or self._welded is None:
+            return
+        self._misses = 0 if self.touching(self._welded) else self._misses + 1
+        if self._misses >= LOST_AFTER:
+            self.lost = self._welded
+            self.let_go_of_weld()
 
     def squeezed(self, object_id: str, link: int | None = None) -> bool:
         """Both fingers press the thing (its `link` only, where given) with SQUEEZED newtons or more."""
@@ -105,21 +142,25 @@ class Grip:
         local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
         self.weld_id = p.createConstraint(self.robot, self.arm.grasp_link, body, -1, p.JOINT_FIXED, [0, 0, 0],
                                           local[0], [0, 0, 0], local[1], [0, 0, 0, 1], physicsClientId=c)
+        self._attachment = (body, tuple(local[0]), tuple(local[1]))  # the arm's paths keep it clear too
         # as firm as the fingers squeeze (60 N): it gives where the thing meets its support on the way down
         # (at 500 N it pressed a cube 2 mm into a sink, which threw the cube off as the hand let go)
         p.changeConstraint(self.weld_id, maxForce=WELD_FORCE, physicsClientId=c)
-        self.arm.hold_gap(self.arm.finger_gap())
+        self.arm.hold_fingers_where_they_are(True)
+        self._welded, self._misses, self.lost = object_id, 0, None
 
     def let_go_of_weld(self) -> None:
         if self.weld_id is not None:
             self.p.removeConstraint(self.weld_id, physicsClientId=self.client)
             self.weld_id = None
-        self.arm.hold_gap(None)
+        self._welded = None
+        self.arm.hold_fingers_where_they_are(False)
 
     # -- carried while the base moves -------------------------------------------------------------
     def carry(self) -> None:
-        """What the hand holds, put where the hand is (the base moves kinematically, not by physics)."""
-        if self.held is None or self.in_hand is None:
+        """What the grip holds, put where the hand is (the base moves kinematically, not by physics);
+        a thing the grip does not hold is left to physics."""
+        if self.held is None or self.in_hand is None or self.weld_id is None:
             return
         body = self.bodies[self.held.object_id]
         if self._carry_offset[0] != body:
@@ -144,7 +185,7 @@ class Grip:
         self._carry_offset = (body, local[0], local[1])
 
     def carried_bodies(self) -> list[int]:
-        return [self.bodies[self.held.object_id]] if self.held is not None else []
+        return [self.bodies[self.held.object_id]] if self.held is not None and self.weld_id is not None else []
 
     # -- a door's handle ----------------------------------------------------------------------------
     def door_link(self, target: str) -> int:

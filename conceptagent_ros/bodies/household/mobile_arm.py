@@ -37,6 +37,7 @@ ARM_FORCE = 300.0
 READY = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.57, "elbow_joint": 0.97, "wrist_1_joint": 2.17,
          "wrist_2_joint": 0.0, "wrist_3_joint": 0.0}
 SIM_HZ = 240
+WATCH_EVERY = 24  # simulation steps (0.1 s) between the grip's checks of its contact (on_watch)
 REACHED = 0.015  # metres: the hand stopped this near its goal got there
 TURNED = math.radians(12.0)
 MOST_AIM_PAST = 0.3  # radians a joint is commanded past its goal at most, to make up for sagging
@@ -174,32 +175,47 @@ HAND_LINKS = ("hand_link", "left_finger", "right_finger", "grasp_link")
 # metres: nearer than this is touching. Position control leaves the stretched arm 1-2 cm below its
 # commanded pose, so a path checked with less margin put the hand on a cabinet's top it was to pass over
 CLEARANCE = 0.03
+HELD_LINK = -100  # stands for what the hand holds among an arm's contacts (ArmClearance.contacts)
+# what the hand holds: its body, and its position and orientation in the grasp link's frame
+Attached = tuple[int, tuple[float, ...], tuple[float, ...]]
 
 
 class ArmClearance:
-    """Whether arm joint angles put the arm into the world or onto the robot itself, checked on
-    the physical world's own collision shapes: the arm's joints are set, contacts computed, and
-    the joints put back as they were (nothing is stepped, so nothing else moves). Contacts present
-    at the start or the goal of a move (the hand at a handle, a thing in the fingers) are allowed
-    all along it."""
+    """Whether arm joint angles put the arm, or what the hand holds, into the world or onto the
+    robot itself, checked on the physical world's own collision shapes: the arm's joints are set
+    (the held thing put where the hand then holds it), contacts computed, and both put back as
+    they were (nothing is stepped, so nothing else moves). Contacts present at the start or the
+    goal of a move (the hand at a handle, a thing in the fingers, the held thing over its place)
+    are allowed all along it. `attached` says what the hand holds (Grip.attachment)."""
 
     def __init__(self, p: Any, client: int, robot: int, arm_joints: list[int]):
         self.p, self.client, self.robot, self.arm_joints = p, client, robot, arm_joints
+        self.attached: Callable[[], Attached | None] = lambda: None
         names = {p.getJointInfo(robot, j, physicsClientId=client)[12].decode(): j
                  for j in range(p.getNumJoints(robot, physicsClientId=client))}
         names["base_link"] = -1
         first = min(arm_joints)
         self.arm_links = {j for j in names.values() if j >= first}
         self.self_pairs = [(names[a], names[b]) for a in FAR_ARM_LINKS for b in SELF_LINKS if a in names and b in names]
-        self.hand_links = {names[n] for n in HAND_LINKS if n in names}
+        self.hand_links = {names[n] for n in HAND_LINKS if n in names} | {HELD_LINK}
+        self.grasp_link = names.get("grasp_link", -1)
 
     def contacts(self, q: np.ndarray) -> set[tuple[int, int, int]]:
         """(arm link, other body, other link) touching at joint angles `q`."""
         p, c = self.p, self.client
         saved = [p.getJointState(self.robot, j, physicsClientId=c)[:2] for j in self.arm_joints]
+        held = self.attached()
+        held_saved = None
         for j, angle in zip(self.arm_joints, q):
             p.resetJointState(self.robot, j, float(angle), physicsClientId=c)
         try:
+            if held is not None:
+                body, local_position, local_orientation = held
+                held_saved = (p.getBasePositionAndOrientation(body, physicsClientId=c),
+                              p.getBaseVelocity(body, physicsClientId=c))
+                hand = p.getLinkState(self.robot, self.grasp_link, computeForwardKinematics=True, physicsClientId=c)
+                position, orientation = p.multiplyTransforms(hand[4], hand[5], local_position, local_orientation)
+                p.resetBasePositionAndOrientation(body, position, orientation, physicsClientId=c)
             # the bodies near the arm's box, then their distance to each arm link (contact points
             # come only within Bullet's 2 cm contact threshold, less than CLEARANCE)
             p.performCollisionDetection(physicsClientId=c)
@@ -214,9 +230,20 @@ class ArmClearance:
             for a, b in self.self_pairs:
                 if p.getClosestPoints(self.robot, self.robot, CLEARANCE, a, b, physicsClientId=c):
                     touching.add((a, self.robot, b))
+            if held is not None:
+                lo, hi = p.getAABB(held[0], physicsClientId=c)
+                around = p.getOverlappingObjects((np.asarray(lo) - CLEARANCE).tolist(),
+                                                 (np.asarray(hi) + CLEARANCE).tolist(), physicsClientId=c) or []
+                for body in sorted({b for b, _ in around} - {self.robot, held[0]}):
+                    touching |= {(HELD_LINK, cp[2], cp[4]) for cp in p.getClosestPoints(held[0], body, CLEARANCE,
+                                                                                         physicsClientId=c)}
         finally:
             for j, (angle, velocity) in zip(self.arm_joints, saved):
                 p.resetJointState(self.robot, j, angle, velocity, physicsClientId=c)
+            if held is not None and held_saved is not None:
+                (position, orientation), (linear, angular) = held_saved
+                p.resetBasePositionAndOrientation(held[0], position, orientation, physicsClientId=c)
+                p.resetBaseVelocity(held[0], linear, angular, physicsClientId=c)
         return touching
 
     def links_clear(self, q: np.ndarray) -> bool:
@@ -242,9 +269,11 @@ class MobileArm:
         for finger in self.fingers:
             p.changeDynamics(robot, finger, lateralFriction=1.2, spinningFriction=0.002, physicsClientId=client)
         self.fingers_closed = False
-        self.held_gap: float | None = None
+        self.held_fingers: tuple[float, ...] | None = None  # each finger's place while holding (hold_fingers_where_they_are)
         self.on_open: Callable[[], None] | None = None  # told before the hand opens (the body lets go of its grip)
         self.on_closed: Callable[[], None] | None = None  # told once the fingers have closed (the body grips)
+        self.on_watch: Callable[[], None] | None = None  # told every WATCH_EVERY steps (the grip checks its contact)
+        self._steps = 0
         self.finger_links = tuple(link_index(p, robot, client, name) for name in ("left_finger", "right_finger"))
         self.torso = self.joints[TORSO_JOINT]
         self._hold_torso(self.torso_height())
@@ -306,19 +335,33 @@ class MobileArm:
         for _ in range(n):
             self._hold_fingers()
             self.p.stepSimulation(physicsClientId=self.client)
+            self._steps += 1
+            if self.on_watch is not None and self._steps % WATCH_EVERY == 0:
+                self.on_watch()
 
-    def hold_gap(self, gap: float | None) -> None:
-        """Keep the closed fingers at this gap (metres) instead of squeezing on: while what they hold
-        is carried rigidly with the hand (the base driving), squeezing on pushes them into it, as
-        nothing there pushes back; None: squeeze again."""
-        self.held_gap = gap
+    def fingers_feel(self) -> bool:
+        """Both fingers touch something that is not the robot: the simulator's contacts standing in
+        for a gripper's grasp sense (a stall short of closed, a finger's force)."""
+        p, c = self.p, self.client
+        return all(any(cp[2] != self.robot for cp in p.getContactPoints(bodyA=self.robot, linkIndexA=finger,
+                                                                        physicsClientId=c))
+                   for finger in self.finger_links)
+
+    def hold_fingers_where_they_are(self, hold: bool) -> None:
+        """Keep the closed fingers each where it stands now instead of squeezing on: while what they
+        hold is carried rigidly with the hand (the base driving), squeezing on pushes them into it,
+        as nothing there pushes back. Each finger keeps its own place: a thing held off the hand's
+        middle has one finger further out than the other, and holding both at half the gap moved
+        one off it. False: squeeze again."""
+        self.held_fingers = tuple(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0]
+                                  for j in self.fingers) if hold else None
 
     def _hold_fingers(self) -> None:
-        if self.fingers_closed and self.held_gap is not None:
-            width = self.held_gap / 2
+        if self.fingers_closed and self.held_fingers is not None:
+            widths = self.held_fingers
         else:
-            width = 0.0 if self.fingers_closed else FINGER_OPEN
-        for finger in self.fingers:
+            widths = (0.0 if self.fingers_closed else FINGER_OPEN,) * len(self.fingers)
+        for finger, width in zip(self.fingers, widths):
             self.p.setJointMotorControl2(self.robot, finger, self.p.POSITION_CONTROL, width, force=FINGER_FORCE,
                                          maxVelocity=0.2, physicsClientId=self.client)
 

@@ -36,6 +36,7 @@ APPROACH_STANDOFF = 0.5
 INSIDE_STANDOFF = 0.40  # metres from a fridge's front to the base's middle, to reach in (step_up_to)
 FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
 FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
+TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
 # the torso's heights tried for a pick or a place, lowest first (torso_for): the lowest from which
 # the hand reaches over the target pointing down, one step higher for room; a book on a 1.2 m shelf
@@ -139,22 +140,46 @@ class Stance:
 
     # -- looking around -----------------------------------------------------------------------------
     def look_around(self) -> None:
-        """Turn on the spot, the arm tucked, looking at every heading; back to the heading it had."""
+        """Turn on the spot, the arm tucked, looking at every heading it can turn to; back to the
+        heading it had. A heading the turn would strike something on the way to is not looked from."""
         self.tuck()
+        self.grip.hold_carried()
         start = self.base.pose
         for k in range(LOOK_YAWS):
-            self.base.place(Pose2D(start.x, start.y, start.yaw + 2 * math.pi * k / LOOK_YAWS))
+            if not self.turn_to(start.yaw + 2 * math.pi * k / LOOK_YAWS):
+                self.sight.clouds(LOOK_TILTS)
+        self.turn_to(start.yaw)
+
+    def turn_to(self, yaw: float) -> set[str]:
+        """Turn the base on the spot to `yaw` the shorter way, in steps of at most TURN_STEP, checking
+        at each that neither the robot nor what its hand carries touches anything it did not touch
+        before the turn. At a hit the base turns back to the last free heading, and what was struck
+        is returned (nothing: it got there)."""
+        start = self.base.pose
+        carried = self.grip.carried_bodies()
+        touched_before = self.base.touching(carried) | self.base.carried_touching(carried)
+        turn = math.remainder(yaw - start.yaw, 2 * math.pi)
+        steps = max(1, math.ceil(abs(turn) / TURN_STEP))
+        free = start
+        for k in range(1, steps + 1):
+            pose = Pose2D(start.x, start.y, start.yaw + turn * k / steps)
+            self.base.place(pose)
             self.grip.carry()
-            self.sight.clouds(LOOK_TILTS)
-        self.base.place(start)
-        self.grip.carry()
+            struck = (self.base.touching(carried) | self.base.carried_touching(carried)) - touched_before
+            if struck:
+                self.base.place(free)
+                self.grip.carry()
+                return struck
+            free = pose
+        return set()
 
     # -- standing before something ------------------------------------------------------------------
     def face(self, target: str) -> None:
         """Turn the base on the spot toward what a skill acts on, where the camera looks too far
         from it: the arm works in front of the mast and the camera sees 60 degrees across, so a
         thing beside or behind the robot (it began there, or a look around found it there) is
-        neither seen nor reached by the skill. A round base turns freely where it stands."""
+        neither seen nor reached by the skill. A round base turns where it stands, but the tucked arm
+        and what the hand carries sweep round with it: the turn stops short of what they would strike."""
         seen = self.sight.memory.get(target)
         if seen is None:
             return
@@ -164,8 +189,7 @@ class Stance:
             return
         self.tuck()
         self.grip.hold_carried()
-        self.base.place(Pose2D(pose.x, pose.y, bearing))
-        self.grip.carry()
+        self.turn_to(bearing)  # where the turn would strike something, the base stays short of it
         self.moved()
 
     def stand_before_front(self, target: str) -> None:

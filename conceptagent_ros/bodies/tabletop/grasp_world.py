@@ -233,6 +233,10 @@ class PandaHand:
     def finger_gap(self) -> float:
         return self.table.finger_gap()
 
+    def fingers_feel(self) -> bool:
+        """Both fingers touch something that is not the arm (the simulator's contacts)."""
+        return self.table.fingers_touch()
+
 
 class PandaKinematics(PhysicsClient):
     """A kinematic copy of the Panda in a PyBullet client of its own: is a hand pose reachable?"""

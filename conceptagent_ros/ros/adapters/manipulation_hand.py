@@ -72,6 +72,7 @@ class GripperCommandGripper:
             client = ActionClient(node, action_type, config.action, callback_group=group)
         self.client = client
         self.gap = config.open_gap
+        self.stalled: bool | None = None
 
     def _command(self, gap: float, effort: float) -> float:
         c = self.config
@@ -98,6 +99,8 @@ class GripperCommandGripper:
         result = ended.response.result
         stopped = result.state.position[0] if c.interface == "parallel_gripper_command" else result.position
         self.gap = float(stopped) / c.position_per_gap
+        # both results say whether the fingers stalled on something short of the goal
+        self.stalled = bool(result.stalled) if hasattr(result, "stalled") else None
         return self.gap
 
     def open(self) -> float:
@@ -116,6 +119,7 @@ class CartesianArm(Protocol):
 
 class Gripper(Protocol):
     gap: float
+    stalled: bool | None  # the last command's fingers stopped on something (None: the gripper does not say)
 
     def open(self) -> float: ...
 
@@ -149,3 +153,8 @@ class RosHand:
 
     def finger_gap(self) -> float:
         return self.gripper.gap
+
+    def fingers_feel(self) -> bool | None:
+        """The gripper's own word: its last close stalled on something (GripperCommand's and
+        ParallelGripperCommand's `stalled`), None where it gives none."""
+        return self.gripper.stalled
