@@ -93,6 +93,33 @@ def test_each_image_goes_out_as_a_frame_whose_depth_gives_back_the_points_the_bo
     assert points == pytest.approx(seen[largest], abs=2e-3)
 
 
+def test_realistic_sensing_puts_the_depth_through_the_noise_model_and_back_onto_the_right_rays(
+        kitchen: HouseholdBody) -> None:
+    """The camera's points come from the depth as the noise model returns it, back-projected on the
+    lens's own rays: with the model's noise set to nothing they are the simulator's own points; with
+    it, near things move by millimetres and a few pixels come back empty."""
+    from conceptagent_ros.perception.depth_noise import DepthNoise
+
+    camera = kitchen.sight.camera
+    saved = camera.noise
+    try:
+        camera.noise = None
+        ideal = camera.capture()
+        camera.noise = DepthNoise(axial_scale=0.0, lateral_scale=0.0, grazing_limit_deg=90.0, edge_jump=1e9)
+        silent = camera.capture()
+        camera.noise = DepthNoise()
+        noisy = camera.capture()
+    finally:
+        camera.noise = saved
+    seen = np.isfinite(ideal.points).all(axis=-1)
+    assert np.array_equal(seen, np.isfinite(silent.points).all(axis=-1))
+    assert np.abs(silent.points[seen] - ideal.points[seen]).max() < 1e-4
+    kept = seen & np.isfinite(noisy.points).all(axis=-1)
+    assert 0.9 < kept.sum() / seen.sum() < 1.0
+    error = np.linalg.norm(noisy.points[kept] - ideal.points[kept], axis=1)
+    assert 0.001 < float(np.median(error)) < 0.03
+
+
 def test_what_is_out_of_reach_or_unknown_is_refused_before_any_motion(kitchen: HouseholdBody) -> None:
     far = kitchen.execute(SkillCall("pick", ("apple_1",)))
     assert not far.success and far.failure == "precondition" and "reach is" in far.message
@@ -244,9 +271,9 @@ def test_the_carrying_grip_ends_once_the_fingers_lose_what_it_holds(kitchen: Hou
 
 
 def test_a_turn_on_the_spot_stops_short_of_what_it_would_strike() -> None:
-    """Stance.turn_to on a stand-in base that strikes a shelf past 40 degrees: it turns in steps,
-    goes back to the last free heading and names the shelf; something touched before the turn does
-    not stop it."""
+    """Stance.turn_to on a stand-in base that strikes a shelf between 40 and 120 degrees: it turns
+    in steps, goes the long way round to 150 degrees, and to 90 it gets neither way: back at the
+    last free heading it names the shelf; something touched before the turn does not stop it."""
     import math
     from types import SimpleNamespace
 
@@ -257,25 +284,35 @@ def test_a_turn_on_the_spot_stops_short_of_what_it_would_strike() -> None:
         def __init__(self) -> None:
             self.pose, self.headings = Pose2D(1.0, 2.0, 0.0), []
 
-        def place(self, pose: Pose2D) -> None:
-            self.pose = pose
-            self.headings.append(pose.yaw)
+        @property
+        def believed(self) -> Pose2D:
+            return self.pose
+
+        def turn(self, turn: float) -> Pose2D:
+            self.pose = Pose2D(self.pose.x, self.pose.y, self.pose.yaw + turn)
+            self.headings.append(self.pose.yaw)
+            return self.pose
 
         def touching(self, carried=()) -> set[str]:
-            return {"rug"} | ({"shelf_1"} if self.pose.yaw > math.radians(40) else set())
+            heading = math.remainder(self.pose.yaw, 2 * math.pi)
+            return {"rug"} | ({"shelf_1"} if math.radians(40) < heading < math.radians(120) else set())
 
         def carried_touching(self, carried=()) -> set[str]:
             return set()
 
     carried: list[str] = []
     grip = SimpleNamespace(carried_bodies=lambda: [7], carry=lambda: carried.append("carried"))
-    stance = SimpleNamespace(base=StandInBase(), grip=grip)
-    struck = Stance.turn_to(stance, math.radians(90))  # type: ignore[arg-type]
-    assert struck == {"shelf_1"}
+    stance = Stance.__new__(Stance)  # its turns alone, on the stand-ins
+    stance.base, stance.grip = StandInBase(), grip  # type: ignore[assignment]
+    struck = stance.turn_to(math.radians(90))
+    assert struck == {"shelf_1"}  # the shelf stands in the way both ways round (yaw past 40 degrees, wrapped)
     assert math.radians(30) <= stance.base.pose.yaw <= math.radians(40)
-    assert max(np.diff([0.0, *stance.base.headings[:-1]])) <= TURN_STEP + 1e-9
+    turns = np.diff([0.0, *stance.base.headings])
+    assert np.abs(turns).max() <= TURN_STEP + 1e-9  # never a jump past what is checked
     assert len(carried) == len(stance.base.headings)  # what the hand holds went round with it
-    assert Stance.turn_to(stance, math.radians(-30)) == set() and stance.base.pose.yaw == pytest.approx(math.radians(-30))
+    assert stance.turn_to(math.radians(-30)) == set() and stance.base.pose.yaw == pytest.approx(math.radians(-30))
+    assert stance.turn_to(math.radians(150)) == set()  # the long way round, clear of the shelf
+    assert math.remainder(stance.base.pose.yaw - math.radians(150), 2 * math.pi) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_the_torso_lifts_the_arm_to_a_book_on_a_high_shelf_and_lowers_it_to_drive() -> None:

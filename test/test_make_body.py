@@ -39,6 +39,9 @@ def test_a_camera_on_the_symbolic_world_sees_through_frames_but_is_judged_on_the
     ("studio_kitchen", {"perception": "external"}, "no camera images"),
     ("studio_kitchen", {"body": "pybullet", "failure_rates": {"pick": 0.5}}, "leave out --failure-rate"),
     ("tabletop", {"body": "pybullet", "perception": "camera"}, "leave out --perception"),
+    ("studio_kitchen", {"sensing": "realistic"}, "physical body"),
+    ("studio_kitchen", {"body": "pybullet", "sensing": "sonar"}, "sensing must be one of"),
+    ("tabletop", {"body": "pybullet", "sensing": "realistic"}, "household body's for now"),
 ])
 def test_what_a_body_cannot_honour_is_refused_before_anything_is_built(scene, settings, words):
     with pytest.raises(ValueError, match=words):

@@ -45,6 +45,10 @@ def add_parsers(sub: Any) -> None:
                           "PyBullet does them, seeing through its own cameras, and the goal is judged on the physics "
                           "(a household scene: conceptagent_mm in the exported world; --scene tabletop: the Panda)")
     run.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
+    run.add_argument("--sensing", choices=("ideal", "realistic"), default=None,
+                     help="--body pybullet in a household: ideal (the default, for now) gives the body the "
+                          "simulator's noiseless depth; realistic puts it through an RGB-D noise model "
+                          "(bodies/sensing.py)")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
@@ -75,6 +79,8 @@ def add_parsers(sub: Any) -> None:
                             "conceptagent_mm; suite tabletop: the Panda), or the robot's base drive (suite navigation); "
                             "the symbolic run of the same tasks is reported beside it, and with --out a picture per task")
     bench.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
+    bench.add_argument("--sensing", choices=("ideal", "realistic"), default=None,
+                       help="as for run: the household body's senses (ideal, the default for now, or realistic)")
     bench.add_argument("--scene", help="navigation suite: one household scene (default: every built-in one)")
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
@@ -131,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = EpisodeSpec.of(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
         seed=args.seed, max_steps=args.max_steps, failure_rates=failure_rates(args.failure_rate), trace=trace,
-        perception=args.perception, body=args.body, gui=args.gui,
+        perception=args.perception, body=args.body, gui=args.gui, sensing=_sensing(args),
     )
     print(f"Task: {printable(' '.join(args.instruction.split()))}\nScene: {printable(args.scene)}   "
           f"planner: {printable(args.planner)}   llm: {printable(args.llm)}   seed: {args.seed}", flush=True)
@@ -221,7 +227,8 @@ def _bench_navigation(args: argparse.Namespace) -> int:
     scenes = [args.scene] if args.scene else list_scenes("household")
     print(f"Driving to every object of {', '.join(scenes)} in the exported world{'s' if len(scenes) > 1 else ''}",
           flush=True)
-    episodes = [e for name in scenes for e in run_navigation_scene(name, sys.stdout)]
+    localization = _sensing(args) == "realistic"
+    episodes = [e for name in scenes for e in run_navigation_scene(name, sys.stdout, localization=localization)]
     s = summary(episodes)
     low, high = s["wilson_95"]
     ratio = s["path_over_straight_line_median"]
@@ -229,10 +236,20 @@ def _bench_navigation(args: argparse.Namespace) -> int:
           f"{s['reached_within_arms_reach']} with the object within the arm's reach; path over straight line "
           f"{ratio:.2f} at the median; failures {s['failures_by_code'] or 'none'}")
     if args.out:
-        command = "conceptagent bench --suite navigation --body pybullet" + (f" --scene {args.scene}" if args.scene else "")
+        command = "conceptagent bench --suite navigation --body pybullet" + (f" --scene {args.scene}" if args.scene else "") \
+            + (" --sensing realistic" if localization else "")
         for path in write_results(episodes, Path(args.out), command):
             print(f"wrote {path}")
     return EXIT_OK
+
+
+def _sensing(args: argparse.Namespace) -> str:
+    """--sensing, which only a household body in PyBullet has (the default where it is not given)."""
+    from conceptagent_ros.bodies.sensing import DEFAULT_SENSING
+
+    if args.sensing is not None and args.body != "pybullet":
+        raise ConceptAgentError("--sensing is a physical body's: give --body pybullet too")
+    return args.sensing or DEFAULT_SENSING
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -279,7 +296,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
                          failure_rates=failure_rates(args.failure_rate), out=out, translate=args.translate,
-                         perception=args.perception, body=args.body, gui=args.gui)
+                         perception=args.perception, body=args.body, gui=args.gui, sensing=_sensing(args))
     journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
     if journal is not None and journal.done:
         print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)

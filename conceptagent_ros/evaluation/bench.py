@@ -37,6 +37,7 @@ class BenchConfig:
     # "pybullet": a body in PyBullet does the skills (evaluation/episode.py); with `out`, a picture per task
     body: str = "symbolic"
     gui: bool = False  # the body in PyBullet's window
+    sensing: str = "ideal"  # a household body's senses (bodies/sensing.py)
 
     def fingerprint(self, tasks: Sequence[Task]) -> dict[str, Any]:
         """What must match for a rerun to resume from an earlier run's episodes."""
@@ -44,7 +45,8 @@ class BenchConfig:
                 "failure_rates": dict(sorted((self.failure_rates or {}).items())),
                 "tasks": [f"{t.suite}/{t.id}" for t in tasks], **({"translate": True} if self.translate else {}),
                 **({"perception": self.perception} if self.perception != "truth" else {}),
-                **({"body": self.body} if self.body != "symbolic" else {})}
+                **({"body": self.body} if self.body != "symbolic" else {}),
+                **({"sensing": self.sensing} if self.body != "symbolic" and self.sensing != "ideal" else {})}
 
 
 KEY_FIELDS = ("section", "llm", "planner", "seed", "suite", "task_id")
@@ -79,7 +81,7 @@ def run_bench(tasks: Sequence[Task], config: BenchConfig, stream: TextIO | None 
                     llm=config.llm, seed=seed, max_steps=task.max_steps or config.max_steps,
                     failure_rates={**task.failures, **(config.failure_rates or {})}, task_id=task.id,
                     trace=(config.out / "traces" / f"{planner}-s{seed}-{task.id}.jsonl") if config.out else None,
-                    perception=config.perception, body=config.body, gui=config.gui,
+                    perception=config.perception, body=config.body, gui=config.gui, sensing=config.sensing,
                     picture=(config.out / PICTURES / picture_name(planner, seed, task.id))
                     if config.out and config.body == "pybullet" else None,
                 )

@@ -46,6 +46,7 @@ class EpisodeSpec:
     # Panda at the table the scene lays out (bodies/tabletop/tabletop_body.py)
     body: str = "symbolic"
     gui: bool = False  # a physical body in PyBullet's window
+    sensing: str = "ideal"  # a household body's senses: ideal or realistic (bodies/sensing.py)
     picture: str | Path | None = None  # a household body's top view (its path, the final scene) to this PNG
 
     @classmethod
@@ -122,7 +123,7 @@ def run_episode(spec: EpisodeSpec, on_step: Callable[[StepReport], None] | None 
     if spec.perception == "external":
         raise ValueError("perception external is for a node that takes the body's images: truth or camera here")
     body = make_body(scene, spec.body, spec.perception, world=world, seed=request.seed, gui=spec.gui,
-                     failure_rates=spec.failure_rates)
+                     failure_rates=spec.failure_rates, sensing=spec.sensing)
     failures: list[str] = []
 
     def step(report: StepReport) -> None:

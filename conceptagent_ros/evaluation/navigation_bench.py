@@ -24,7 +24,7 @@ from conceptagent_ros.evaluation.intervals import percent_interval, wilson
 from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.path_planner import costmap, plan_path
-from conceptagent_ros.navigation.pybullet_base import PyBulletBase
+from conceptagent_ros.navigation.pybullet_base import Localizer, PyBulletBase
 from conceptagent_ros.scene.geometry import Pose2D
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.world.export import export_world
@@ -50,21 +50,27 @@ class NavigationEpisode:
     within_reach: bool  # the object's middle within the arm's reach from the approach pose
     object_distance: float  # metres from the approach pose to the object's middle
     message: str
+    # with localization: metres between where the base believes it arrived and where it stands
+    localization_error: float = 0.0
 
 
 def run_navigation_scene(name: str, stream: TextIO | None = None, targets: Sequence[str] | None = None,
-                         gui: bool = False) -> list[NavigationEpisode]:
+                         gui: bool = False, localization: bool = False, seed: int = 0) -> list[NavigationEpisode]:
+    """`localization`: the wheels slip and the base drives by the pose Monte Carlo localization
+    estimates (navigation/localization.py); each drive starts from where it believes it stands."""
     home = house(load_scene(name))
     scene, boxes, plan = home.scene, home.boxes, home.plan
     cm = costmap(home.grid, FOOTPRINT_RADIUS + PLANNING_MARGIN)
     exported = export_world(home, Path(tempfile.mkdtemp(prefix="conceptagent_nav_")))
     x, y, yaw = start_pose(home)
     base = PyBulletBase(exported.sdf, Pose2D(x, y, yaw), gui=gui)
+    if localization:
+        base.localizer = Localizer.start(home.grid, Pose2D(x, y, yaw), seed)
     episodes: list[NavigationEpisode] = []
     try:
         for oid in (targets if targets is not None else sorted(scene.objects)):
             box = boxes[oid]
-            here = base.pose
+            here = base.believed
             started = time.perf_counter()
             try:
                 approach = approach_goal(cm, plan.walls, (box.center[0], box.center[1]), box.size, (here.x, here.y))
@@ -78,12 +84,15 @@ def run_navigation_scene(name: str, stream: TextIO | None = None, targets: Seque
                 planning_ms = 1000 * (time.perf_counter() - started)
                 result = base.drive(path, goal.yaw)
                 straight = math.dist((here.x, here.y), path.goal)
+                truth, believed = base.pose, base.believed
                 episodes.append(NavigationEpisode(name, oid, result.reached, result.code, path.length, straight,
                                                   result.travelled, result.seconds, time.perf_counter() - started,
                                                   planning_ms, approach.within_reach, approach.distance,
-                                                  result.message))
+                                                  result.message, math.dist((truth.x, truth.y), (believed.x, believed.y))))
                 if not result.reached:  # start the next drive from a free spot, as a person would reset it
                     base.place(Pose2D(x, y, yaw))
+                    if localization:  # and tell the robot where, as AMCL's initial pose is set
+                        base.localizer = Localizer.start(home.grid, Pose2D(x, y, yaw), seed + len(episodes))
             if stream is not None:
                 last = episodes[-1]
                 done = sum(ep.success for ep in episodes)
@@ -108,14 +117,21 @@ def summary(episodes: Sequence[NavigationEpisode]) -> dict:
             "sim_seconds_median": statistics.median(e.sim_seconds for e in episodes if e.success) if wins else None,
             "planning_ms_median": statistics.median(e.planning_ms for e in episodes) if episodes else None,
             "reached_within_arms_reach": sum(e.success and e.within_reach for e in episodes),
+            "localization_error_median": statistics.median(e.localization_error for e in episodes if e.success)
+            if wins else None,
+            "localization_error_max": max((e.localization_error for e in episodes if e.success), default=None),
             "failures_by_code": dict(Counter(e.code for e in episodes if not e.success))}
 
 
 def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str) -> list[Path]:
     figures = {"command": command, "all": summary(episodes)}
+    located = any(e.localization_error > 0 for e in episodes)
     lines = [f"# The base driving to every object in the exported worlds\n\nMade by `{command}` on "
              f"{time.strftime('%Y-%m-%d')}: conceptagent_mm's base in PyBullet, from the scene's start to the approach "
-             "pose of each object in id order; a drive succeeds when the base arrives touching nothing.\n",
+             "pose of each object in id order; a drive succeeds when the base arrives touching nothing"
+             + (", arrival judged on where Monte Carlo localization puts it, the wheels slipping (the error "
+                "between that and where PyBullet has it is below)" if located else ", its pose known exactly")
+             + ".\n",
              "| scene | drives | reached | 95% interval | object within the arm's reach | path / straight line (median) | "
              "simulated s (median) | planning ms (median) | failures |", "|---|---:|---:|---|---:|---:|---:|---:|---|"]
     for scene in sorted({e.scene for e in episodes}) + ["all"]:
@@ -128,6 +144,10 @@ def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str
         lines.append(f"| {scene} | {s['drives']} | {label} | {percent_interval(*s['wilson_95'])} | "
                      f"{s['reached_within_arms_reach']} | {ratio} | {sim} | "
                      f"{s['planning_ms_median']:.1f} | {s['failures_by_code'] or 'none'} |")
+    if located:
+        s = figures["all"]
+        lines += ["", f"Localization error on arrival: {100 * s['localization_error_median']:.1f} cm at the median, "
+                  f"{100 * s['localization_error_max']:.1f} cm at most."]
     far = [e for e in episodes if e.success and not e.within_reach]
     if far:
         lines += ["", "## Reached, but the object is beyond the arm's reach from there", "",

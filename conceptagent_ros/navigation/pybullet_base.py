@@ -6,7 +6,10 @@ step PyBullet's collision detection checks the whole robot against everything in
 touching anything ends the drive as BLOCKED, and not arriving in time as TIMEOUT.
 
 The base is moved kinematically (its pose set each step, as a velocity-controlled base follows its
-commands): what is judged is where the base goes and what it touches, not wheel slip.
+commands). With a `Localizer` (navigation/localization.py) it drives as a robot does: each step's
+true motion is the command through the wheels' slip, the controller steers by the pose Monte Carlo
+localization estimates from the odometry (the commands, dead-reckoned) and the lidar's scans (ray
+casts from the description's laser_link), and arrival is judged on that estimate.
 """
 from __future__ import annotations
 
@@ -16,8 +19,12 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from conceptagent_ros.navigation.localization import LikelihoodField, MonteCarloLocalization, Scan, WheelSlip
 from conceptagent_ros.navigation.path_planner import PlannedPath
 from conceptagent_ros.scene.geometry import Pose2D
+from conceptagent_ros.world.occupancy_map import OccupancyMap
 from conceptagent_ros.world.pybullet_world import load_world, quiet_native_output
 from conceptagent_ros.world.robot_description import robot_urdf
 
@@ -51,6 +58,33 @@ def _wrap(angle: float) -> float:
     return (angle + math.pi) % (2 * math.pi) - math.pi
 
 
+LIDAR = {"samples": 310, "half_fov": 2.7, "min_range": 0.12, "max_range": 12.0}  # the description's gpu_lidar
+LIDAR_NOISE = 0.01  # metres, each range's standard deviation
+SCAN_EVERY = 0.5  # seconds of driving between the localizer's scans
+
+
+@dataclass
+class Localizer:
+    """What the base knows of its pose while driving with localization: the particle filter, the
+    odometry's own pose (the commands integrated), and the world's slip with its per-run bias."""
+
+    mcl: MonteCarloLocalization
+    slip: WheelSlip
+    rng: np.random.Generator
+    scale: tuple[float, float]
+    odometry: Pose2D
+
+    @classmethod
+    def start(cls, grid: OccupancyMap, pose: Pose2D, seed: int, slip: WheelSlip | None = None) -> Localizer:
+        slip = slip if slip is not None else WheelSlip()
+        rng = np.random.default_rng([seed, 11])
+        return cls(MonteCarloLocalization(LikelihoodField(grid), pose, rng), slip, rng, slip.drawn(rng), pose)
+
+    @property
+    def estimate(self) -> Pose2D:
+        return self.mcl.estimate
+
+
 class PyBulletBase:
     """The robot in the world of `sdf`, its base at `start`. Close it when done."""
 
@@ -71,11 +105,27 @@ class PyBulletBase:
             if name in TUCKED:
                 p.resetJointState(self.robot, j, TUCKED[name], physicsClientId=self.client)
         self._pose = start
+        self._laser: int | None = None
+        self.localizer: Localizer | None = None  # set: the base drives and turns as it believes it stands
         self.trail: list[tuple[float, float]] = [(start.x, start.y)]  # where the base drove, for pictures
 
     @property
     def pose(self) -> Pose2D:
         return self._pose
+
+    @property
+    def believed(self) -> Pose2D:
+        """Where the base believes it stands: localization's estimate, or the true pose without it."""
+        return self._pose if self.localizer is None else self.localizer.estimate
+
+    def turn(self, turn: float, scan: bool = False) -> Pose2D:
+        """Turn on the spot by `turn` radians as commanded: exactly without a localizer; with one, as
+        the wheels slip, the odometry and the particles following (and a scan correcting them where
+        `scan`). The believed pose after it."""
+        if self.localizer is None:
+            self.place(Pose2D(self._pose.x, self._pose.y, self._pose.yaw + turn))
+            return self._pose
+        return self._localized_step(self.localizer, 0.0, turn, scan)
 
     def place(self, pose: Pose2D) -> None:
         self.p.resetBasePositionAndOrientation(self.robot, [pose.x, pose.y, 0.0],
@@ -103,6 +153,27 @@ class PyBulletBase:
                 for c in p.getContactPoints(bodyA=body, physicsClientId=self.client)
                 if c[8] < 0.0 and c[2] != self.robot and c[2] not in carried}
 
+    def scan(self, rng: np.random.Generator) -> Scan:
+        """The lidar's sweep now: rays cast from laser_link over its field of view at its height
+        (what stands below or above that plane is not seen, as on the robot), ranges with
+        LIDAR_NOISE; the robot's own parts, and nothing within range, give no return."""
+        p, c = self.p, self.client
+        if self._laser is None:
+            self._laser = next(j for j in range(p.getNumJoints(self.robot, physicsClientId=c))
+                               if p.getJointInfo(self.robot, j, physicsClientId=c)[12].decode() == "laser_link")
+        state = p.getLinkState(self.robot, self._laser, computeForwardKinematics=True, physicsClientId=c)
+        origin = np.asarray(state[4])
+        yaw = p.getEulerFromQuaternion(state[5])[2]
+        angles = np.linspace(-LIDAR["half_fov"], LIDAR["half_fov"], LIDAR["samples"])
+        directions = np.stack([np.cos(yaw + angles), np.sin(yaw + angles), np.zeros_like(angles)], axis=1)
+        starts = origin + directions * LIDAR["min_range"]
+        ends = origin + directions * LIDAR["max_range"]
+        hits = p.rayTestBatch(starts.tolist(), ends.tolist(), physicsClientId=c)
+        span = LIDAR["max_range"] - LIDAR["min_range"]
+        ranges = np.array([LIDAR["min_range"] + h[2] * span if h[0] not in (-1, self.robot) else np.inf for h in hits])
+        ranges = ranges + rng.normal(0.0, LIDAR_NOISE, len(ranges)) * np.isfinite(ranges)
+        return Scan(angles, ranges, LIDAR["max_range"])
+
     def drive(self, path: PlannedPath, goal_yaw: float, limits: DriveLimits = DriveLimits(),
               timeout: float | None = None, carried: Collection[int] = (),
               carry: Callable[[], None] | None = None) -> DriveResult:
@@ -113,7 +184,9 @@ class PyBulletBase:
         goal = path.goal
         budget = timeout if timeout is not None else 20.0 + 3.0 * path.length / limits.speed
         travelled, t, target = 0.0, 0.0, 1
-        pose = self._pose
+        localizer = self.localizer
+        pose = self.believed  # what the controller steers by
+        since_scan = 0.0
         while True:
             if t > budget:
                 return DriveResult(False, "TIMEOUT", f"not at ({goal[0]:.2f}, {goal[1]:.2f}) after {t:.0f} s",
@@ -138,9 +211,13 @@ class PyBulletBase:
                 w = max(-limits.turn_rate, min(limits.turn_rate, 3.0 * error))
             yaw = pose.yaw + w * limits.dt
             step = v * limits.dt
-            pose = Pose2D(pose.x + step * math.cos(yaw), pose.y + step * math.sin(yaw), _wrap(yaw))
-            self.place(pose)
-            self.trail.append((pose.x, pose.y))
+            if localizer is None:
+                pose = Pose2D(pose.x + step * math.cos(yaw), pose.y + step * math.sin(yaw), _wrap(yaw))
+                self.place(pose)
+            else:
+                pose = self._localized_step(localizer, step, w * limits.dt, since_scan >= SCAN_EVERY)
+                since_scan = 0.0 if since_scan >= SCAN_EVERY else since_scan + limits.dt
+            self.trail.append((self._pose.x, self._pose.y))
             if carry is not None:
                 carry()
             travelled += abs(step)
@@ -153,6 +230,18 @@ class PyBulletBase:
             if struck:
                 return DriveResult(False, "CARRY_COLLISION", f"what the hand carries touched {', '.join(sorted(struck))} "
                                                              f"at ({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)
+
+    def _localized_step(self, localizer: Localizer, forward: float, turn: float, scan: bool) -> Pose2D:
+        """One control step with localization: the base moves as its wheels slip, the odometry
+        counts the command, the particles follow it, and a scan corrects them; the estimate."""
+        self.place(localizer.slip.move(self._pose, forward, turn, localizer.scale, localizer.rng))
+        before = localizer.odometry
+        yaw = before.yaw + turn
+        localizer.odometry = Pose2D(before.x + forward * math.cos(yaw), before.y + forward * math.sin(yaw), _wrap(yaw))
+        localizer.mcl.predict(before, localizer.odometry)
+        if scan:
+            localizer.mcl.correct(self.scan(localizer.rng))
+        return localizer.estimate
 
     def close(self) -> None:
         try:

@@ -51,10 +51,11 @@ from conceptagent_ros.bodies.household.judge import PHYSICAL_PREDICATES, physica
 from conceptagent_ros.bodies.household.mobile_arm import ArmKinematics, MobileArm
 from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Placed, Sight
 from conceptagent_ros.bodies.household.stance import Stance
+from conceptagent_ros.bodies.sensing import DEFAULT_SENSING, Sensing, sensing_named
 from conceptagent_ros.manipulation.arm_skills import SEEN_OPEN, ArmSkills, Clouds, SkilledBody, SkillWatch
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig
 from conceptagent_ros.manipulation.robot_spec import RobotSpec, load_robot_spec
-from conceptagent_ros.navigation.pybullet_base import TUCKED, PyBulletBase
+from conceptagent_ros.navigation.pybullet_base import TUCKED, Localizer, PyBulletBase
 from conceptagent_ros.perception.frames import Frame
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.pddl.effects import EffectModel
@@ -83,18 +84,22 @@ class HouseholdBody(SkilledBody):
     footprint_radius = FOOTPRINT_RADIUS  # what bodies/household/doors.py needs of the body
 
     def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, log: TextIO | None = None,
-                 home: House | None = None, look_first: bool = True):
+                 home: House | None = None, look_first: bool = True, sensing: Sensing | str = DEFAULT_SENSING):
         """`look_first`: look around once built (False: the caller does, once a frame_sink is set, so
-        that the first look goes to a perception node, and is the only one: a run repeats exactly)."""
+        that the first look goes to a perception node, and is the only one: a run repeats exactly);
+        `sensing`: ideal or realistic (bodies/sensing.py)."""
         import pybullet as p
 
         self.scene = scene
+        self.sensing = sensing_named(sensing)
         self.home = home or house(scene)
         self.log = log if log is not None else sys.stderr
         self._dir = tempfile.TemporaryDirectory(prefix="conceptagent_household_")
         exported = export_world(self.home, Path(self._dir.name))
         x, y, yaw = start_pose(self.home)
         self.base = PyBulletBase(exported.sdf, Pose2D(x, y, yaw), gui=gui)
+        if self.sensing.localization:  # it drives and turns by where Monte Carlo localization puts it
+            self.base.localizer = Localizer.start(self.home.grid, Pose2D(x, y, yaw), seed)
         self.p, self.client, self.robot = p, self.base.client, self.base.robot
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
         p.changeDynamics(self.robot, -1, mass=0.0, physicsClientId=self.client)  # a braked base: it stays put
@@ -105,7 +110,8 @@ class HouseholdBody(SkilledBody):
         self.kinds = {oid: model_kind(o).kind for oid, o in scene.objects.items()}
         self.spec_at_origin = load_robot_spec("conceptagent_mm")
         self.grip = Grip(p, self.client, self.robot, self.arm, self.base.bodies, held=lambda: self.skills.held)
-        self.sight = Sight(p, self.client, self.robot, scene, self.home, self.base.bodies, self.kinds, self.grip)
+        self.sight = Sight(p, self.client, self.robot, scene, self.home, self.base.bodies, self.kinds, self.grip,
+                           self.sensing, seed)
         self.stance = Stance(self.base, self.arm, scene, self.home, self.kinds, self.sight, self.grip,
                              shoulder=self.shoulder, moved=self._base_moved, reach=self.spec_at_origin.arm.reach)
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.bodies.household.mobile_arm import link_index
+from conceptagent_ros.perception.depth_noise import DepthNoise, optical_points
 from conceptagent_ros.perception.frames import Frame, Intrinsics
 from conceptagent_ros.perception.pybullet_capture import capture, matrix
 
@@ -34,8 +35,13 @@ class CameraImage:
 
 
 class RobotCamera:
-    def __init__(self, p: Any, client: int, robot: int, width: int = 320, height: int = 240):
+    """`noise`: what the depth image goes through before anything sees it (perception/depth_noise),
+    drawn from `rng`; None: the depth as rendered."""
+
+    def __init__(self, p: Any, client: int, robot: int, width: int = 320, height: int = 240,
+                 noise: DepthNoise | None = None, rng: np.random.Generator | None = None):
         self.p, self.client, self.robot = p, client, robot
+        self.noise, self.rng = noise, rng if rng is not None else np.random.default_rng(0)
         self.width, self.height = width, height
         self.link = link_index(p, robot, client, "camera_link")
         aspect = width / height
@@ -71,6 +77,9 @@ class RobotCamera:
         optical = np.eye(4)
         # camera_link looks along x with z up; the optical frame looks along z with y down
         optical[:3, 0], optical[:3, 1], optical[:3, 2], optical[:3, 3] = -rotation[:, 1], -rotation[:, 2], forward, eye
+        if self.noise is not None:  # the points then come from the depth as the camera returns it
+            depth = self.noise.apply(np.where(np.isfinite(world).all(axis=-1), depth, np.nan), self.intrinsics(), self.rng)
+            world = optical_points(depth, self.intrinsics()) @ optical[:3, :3].T + optical[:3, 3]
         return CameraImage(shot.rgb, world, shot.bodies, shot.links, depth, optical)
 
 

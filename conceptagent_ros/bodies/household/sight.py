@@ -13,6 +13,7 @@ import numpy as np
 from conceptagent_ros.bodies.household.grip import Grip
 from conceptagent_ros.bodies.household.item_clouds import mirror_completed
 from conceptagent_ros.bodies.household.robot_camera import CameraImage, RobotCamera, perceived_frame
+from conceptagent_ros.bodies.sensing import SENSING, Sensing
 from conceptagent_ros.manipulation.arm_skills import Clouds
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.perception.frames import Frame
@@ -49,10 +50,10 @@ class Sight:
     """The mast camera and the memory of what it saw. `bodies` maps scene ids to PyBullet bodies."""
 
     def __init__(self, p: Any, client: int, robot: int, scene: Scene, home: House, bodies: dict[str, int],
-                 kinds: dict[str, str], grip: Grip):
+                 kinds: dict[str, str], grip: Grip, sensing: Sensing = SENSING["ideal"], seed: int = 0):
         self.p, self.client, self.robot = p, client, robot
         self.scene, self.home, self.bodies, self.kinds, self.grip = scene, home, bodies, kinds, grip
-        self.camera = RobotCamera(p, client, robot)
+        self.camera = RobotCamera(p, client, robot, noise=sensing.depth_noise, rng=np.random.default_rng([seed, 7]))
         self.names = {body: name for name, body in bodies.items()}
         self.instance_names = tuple(sorted(scene.objects))  # what a frame's instance ids index
         # where every image the camera takes goes too, as a frame (a ROS node's camera topics); None: nowhere

@@ -21,7 +21,6 @@ from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
 from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
-from conceptagent_ros.scene.geometry import Pose2D
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 from conceptagent_ros.world.house import House
@@ -144,34 +143,48 @@ class Stance:
         heading it had. A heading the turn would strike something on the way to is not looked from."""
         self.tuck()
         self.grip.hold_carried()
-        start = self.base.pose
+        start = self.base.believed
         for k in range(LOOK_YAWS):
             if not self.turn_to(start.yaw + 2 * math.pi * k / LOOK_YAWS):
                 self.sight.clouds(LOOK_TILTS)
         self.turn_to(start.yaw)
 
     def turn_to(self, yaw: float) -> set[str]:
-        """Turn the base on the spot to `yaw` the shorter way, in steps of at most TURN_STEP, checking
-        at each that neither the robot nor what its hand carries touches anything it did not touch
-        before the turn. At a hit the base turns back to the last free heading, and what was struck
-        is returned (nothing: it got there)."""
-        start = self.base.pose
+        """Turn the base on the spot to `yaw` (where it believes it heads), the shorter way and, where
+        that strikes something, the longer way round; in steps of at most TURN_STEP, checking at
+        each that neither the robot nor what its hand carries touches anything it did not touch
+        before the turn. Where both ways strike something the base stays at the last free heading
+        of the shorter way, and what was struck is returned (nothing: it got there)."""
         carried = self.grip.carried_bodies()
         touched_before = self.base.touching(carried) | self.base.carried_touching(carried)
-        turn = math.remainder(yaw - start.yaw, 2 * math.pi)
+        short = math.remainder(yaw - self.base.believed.yaw, 2 * math.pi)
+        struck, short_turned = self._turn_by(short, carried, touched_before)
+        if not struck:
+            return struck
+        # the turns below retrace headings already found free
+        self._turn_by(-short_turned, carried, touched_before)  # back the way it came
+        missed, long_turned = self._turn_by(short - math.copysign(2 * math.pi, short), carried, touched_before)
+        if not missed:
+            return set()
+        self._turn_by(-long_turned, carried, touched_before)
+        self._turn_by(short_turned, carried, touched_before)
+        return struck
+
+    def _turn_by(self, turn: float, carried: list[int], touched_before: set[str]) -> tuple[set[str], float]:
+        """Turn by `turn` radians in checked steps; what was struck (the last step undone) and how
+        far it turned."""
         steps = max(1, math.ceil(abs(turn) / TURN_STEP))
-        free = start
-        for k in range(1, steps + 1):
-            pose = Pose2D(start.x, start.y, start.yaw + turn * k / steps)
-            self.base.place(pose)
+        each, turned = turn / steps, 0.0
+        for _ in range(steps):
+            self.base.turn(each)
             self.grip.carry()
             struck = (self.base.touching(carried) | self.base.carried_touching(carried)) - touched_before
             if struck:
-                self.base.place(free)
+                self.base.turn(-each)
                 self.grip.carry()
-                return struck
-            free = pose
-        return set()
+                return struck, turned
+            turned += each
+        return set(), turned
 
     # -- standing before something ------------------------------------------------------------------
     def face(self, target: str) -> None:
@@ -183,7 +196,7 @@ class Stance:
         seen = self.sight.memory.get(target)
         if seen is None:
             return
-        pose = self.base.pose
+        pose = self.base.believed
         bearing = math.atan2(float(seen.centre[1]) - pose.y, float(seen.centre[0]) - pose.x)
         if abs(math.remainder(bearing - pose.yaw, 2 * math.pi)) <= FACING_TOLERANCE:
             return
@@ -234,7 +247,7 @@ class Stance:
         box, normal = self.home.boxes[target], self.closed_door_normal(target)
         depth = abs(float(normal[0])) * box.size[0] + abs(float(normal[1])) * box.size[1]
         goal = np.asarray(box.center[:2]) + normal[:2] * (depth / 2 + INSIDE_STANDOFF)
-        pose = self.base.pose
+        pose = self.base.believed
         if math.dist((pose.x, pose.y), goal) < 0.05:
             return
         self.drive_to(float(goal[0]), float(goal[1]), math.atan2(-normal[1], -normal[0]))
@@ -260,7 +273,7 @@ class Stance:
 
     def drive_to(self, x: float, y: float, yaw: float) -> bool:
         """Tuck, lower the torso and drive to (x, y), turning to `yaw`; False where no path leads there."""
-        pose = self.base.pose
+        pose = self.base.believed
         try:
             path = plan_path(self.costmap, (pose.x, pose.y), (x, y), goal_tolerance=0.1)
         except NavigationError:
@@ -284,7 +297,7 @@ class Stance:
         around. OUT_OF_REACH where it arrived as near as the map allows and the arm still does not
         reach the thing (`out_of_reach` says why)."""
         target = call.args[0]
-        start = (self.base.pose.x, self.base.pose.y)
+        start = (self.base.believed.x, self.base.believed.y)
         try:
             if target in self.scene.rooms:
                 room = self.scene.rooms[target]

@@ -1,0 +1,51 @@
+"""How a physical body senses the world: `--sensing ideal|realistic`.
+
+- `ideal`: the simulator's own truth reaches the body: depth with no noise, the camera's and the
+  base's poses as the simulator has them.
+- `realistic`: what a robot's sensors give. Depth follows a published RGB-D noise model
+  (perception/depth_noise.py: Nguyen, Izadi & Lovell 2012: axial noise growing with distance
+  squared and toward grazing angles, lateral noise, no depth at grazing angles and on the far side
+  of depth edges). The wheels slip, so the odometry drifts, and the base drives and turns by the
+  pose Monte Carlo localization estimates from the odometry and the lidar's scans against the
+  exported map (navigation/localization.py, navigation/pybullet_base.Localizer). All noise is
+  drawn from the body's seed, so a run repeats.
+
+Not yet (issue 40): the camera's pose, the perceived points and the arm's planners still take the
+base's true pose; with localization on they differ from the believed pose by its error (a few
+centimetres).
+
+Only the senses change: segmentation (which pixel shows which thing) stays the simulator's in both,
+as the oracle detector's masks are, and the judge reads the simulator's truth in both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conceptagent_ros.perception.depth_noise import DepthNoise
+
+
+@dataclass(frozen=True)
+class Sensing:
+    name: str
+    depth_noise: DepthNoise | None = None  # None: the depth image as rendered
+    localization: bool = False  # True: odometry that drifts, corrected by Monte Carlo localization
+
+    @property
+    def about(self) -> str:
+        if self.depth_noise is None:
+            return "ideal sensing (noiseless depth, true poses)"
+        return ("realistic sensing (RGB-D noise after Nguyen et al. 2012"
+                + (", slipping wheels and Monte Carlo localization)" if self.localization else ")"))
+
+
+SENSING = {"ideal": Sensing("ideal"), "realistic": Sensing("realistic", DepthNoise(), localization=True)}
+DEFAULT_SENSING = "ideal"
+
+
+def sensing_named(name: str | Sensing) -> Sensing:
+    if isinstance(name, Sensing):
+        return name
+    try:
+        return SENSING[name]
+    except KeyError:
+        raise ValueError(f"sensing must be one of {', '.join(SENSING)}, not {name!r}") from None
