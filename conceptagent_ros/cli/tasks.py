@@ -306,7 +306,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     appendix = ""
     if args.body == "pybullet":  # the same tasks in the symbolic world, beside the body's run
         print("The same tasks in the symbolic world, for comparison:", file=sys.stderr)
-        symbolic = run_bench(tasks, replace(config, body="symbolic", gui=False, out=None), journal=journal,
+        symbolic = run_bench(tasks, replace(config, body="symbolic", gui=False, out=None, sensing="ideal"), journal=journal,
                              extra={"section": "symbolic"})
         appendix = body_markdown(rows, symbolic, out)
         print(appendix)

@@ -54,6 +54,15 @@ class DriveResult:
     pose: Pose2D
 
 
+def _planar(pose: Pose2D) -> np.ndarray:
+    """The 4 x 4 transform of a base at `pose` (a turn about z and a shift in the plane)."""
+    c, s = math.cos(pose.yaw), math.sin(pose.yaw)
+    out = np.eye(4)
+    out[:2, :2] = [[c, -s], [s, c]]
+    out[:2, 3] = [pose.x, pose.y]
+    return out
+
+
 def _wrap(angle: float) -> float:
     return (angle + math.pi) % (2 * math.pi) - math.pi
 
@@ -118,14 +127,22 @@ class PyBulletBase:
         """Where the base believes it stands: localization's estimate, or the true pose without it."""
         return self._pose if self.localizer is None else self.localizer.estimate
 
-    def turn(self, turn: float, scan: bool = False) -> Pose2D:
+    def believed_from_true(self) -> np.ndarray:
+        """The 4 x 4 transform taking a point of the simulator's world to where the robot, believing
+        its base at `believed`, puts it: the identity without a localizer. What the camera sees and
+        where the arm reaches are in this frame, as a robot's are in its map frame."""
+        if self.localizer is None:
+            return np.eye(4)
+        return _planar(self.believed) @ np.linalg.inv(_planar(self._pose))
+
+    def turn(self, turn: float) -> Pose2D:
         """Turn on the spot by `turn` radians as commanded: exactly without a localizer; with one, as
-        the wheels slip, the odometry and the particles following (and a scan correcting them where
-        `scan`). The believed pose after it."""
+        the wheels slip, the odometry and the particles following and a scan correcting them (a
+        turn on the spot is where odometry errs most). The believed pose after it."""
         if self.localizer is None:
             self.place(Pose2D(self._pose.x, self._pose.y, self._pose.yaw + turn))
             return self._pose
-        return self._localized_step(self.localizer, 0.0, turn, scan)
+        return self._localized_step(self.localizer, 0.0, turn, True)
 
     def place(self, pose: Pose2D) -> None:
         self.p.resetBasePositionAndOrientation(self.robot, [pose.x, pose.y, 0.0],
@@ -187,12 +204,16 @@ class PyBulletBase:
         localizer = self.localizer
         pose = self.believed  # what the controller steers by
         since_scan = 0.0
+        at_goal = False
         while True:
             if t > budget:
                 return DriveResult(False, "TIMEOUT", f"not at ({goal[0]:.2f}, {goal[1]:.2f}) after {t:.0f} s",
                                    travelled, t, pose)
             to_goal = math.dist((pose.x, pose.y), goal)
-            if to_goal <= limits.position_tolerance:
+            # stateful, as Nav2's goal checker is: once there, only the heading is left to fix (a
+            # localized pose jitters by centimetres, and re-approaching chased it until the timeout)
+            at_goal = at_goal or to_goal <= limits.position_tolerance
+            if at_goal:
                 error = _wrap(goal_yaw - pose.yaw)
                 if abs(error) <= limits.yaw_tolerance:
                     return DriveResult(True, "", "arrived", travelled, t, pose)

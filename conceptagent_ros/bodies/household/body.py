@@ -112,6 +112,9 @@ class HouseholdBody(SkilledBody):
         self.grip = Grip(p, self.client, self.robot, self.arm, self.base.bodies, held=lambda: self.skills.held)
         self.sight = Sight(p, self.client, self.robot, scene, self.home, self.base.bodies, self.kinds, self.grip,
                            self.sensing, seed)
+        # what the robot sees and where its arm reaches are in the frame it believes in (localization's)
+        self.arm.believed_from_true = self.base.believed_from_true
+        self.sight.camera.believed_from_true = self.base.believed_from_true
         self.stance = Stance(self.base, self.arm, scene, self.home, self.kinds, self.sight, self.grip,
                              shoulder=self.shoulder, moved=self._base_moved, reach=self.spec_at_origin.arm.reach)
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
@@ -203,7 +206,7 @@ class HouseholdBody(SkilledBody):
     def _spec_here(self) -> RobotSpec:
         """The robot's spec with its shoulder where the base stands now (the planners work in the world)."""
         spec = self.spec_at_origin
-        pose = self.base.pose
+        pose = self.base.believed
         bx, by, bz = spec.arm.base
         c, s = math.cos(pose.yaw), math.sin(pose.yaw)
         shoulder = (pose.x + c * bx - s * by, pose.y + s * bx + c * by, bz + self.arm.torso_height())
@@ -281,14 +284,15 @@ class HouseholdBody(SkilledBody):
         return np.asarray(self.arm.hand_pose()[0], dtype=float)
 
     def base_pose(self) -> Pose2D:
-        return self.base.pose
+        """Where the robot believes its base stands (localization's estimate, with it on)."""
+        return self.base.believed
 
     def door_ids(self) -> Collection[str]:
         return {oid for oid, kind in self.kinds.items() if kind == "door"}
 
     # -- what the planner is told ------------------------------------------------------------------
     def _robot_state(self) -> RobotState:
-        pose = self.base.pose
+        pose = self.base.believed
         room = self.scene.room_at(pose.x, pose.y) or self.scene.robot.start_room
         held = self.held.object_id if self.held is not None else None
         return RobotState(tuple(float(v) for v in self.shoulder()), room, held,  # type: ignore[arg-type]

@@ -137,7 +137,7 @@ class Grip:
         p, c = self.p, self.client
         body = self.bodies[object_id]
         position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
-        hand_position, hand_orientation = self.arm.hand_pose()
+        hand_position, hand_orientation = self.arm.true_hand_pose()
         inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
         local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
         self.weld_id = p.createConstraint(self.robot, self.arm.grasp_link, body, -1, p.JOINT_FIXED, [0, 0, 0],
@@ -166,7 +166,7 @@ class Grip:
         if self._carry_offset[0] != body:
             return
         _, local_position, local_orientation = self._carry_offset
-        hand_position, hand_orientation = self.arm.hand_pose()
+        hand_position, hand_orientation = self.arm.true_hand_pose()
         world_position, world_orientation = self.p.multiplyTransforms(
             hand_position.tolist(), hand_orientation.tolist(), local_position, local_orientation)
         self.p.resetBasePositionAndOrientation(body, world_position, world_orientation, physicsClientId=self.client)
@@ -179,7 +179,7 @@ class Grip:
         body = self.bodies[self.held.object_id]
         p, c = self.p, self.client
         position, orientation = p.getBasePositionAndOrientation(body, physicsClientId=c)
-        hand_position, hand_orientation = self.arm.hand_pose()
+        hand_position, hand_orientation = self.arm.true_hand_pose()
         inverse = p.invertTransform(hand_position.tolist(), hand_orientation.tolist())
         local = p.multiplyTransforms(inverse[0], inverse[1], position, orientation)
         self._carry_offset = (body, local[0], local[1])
@@ -198,7 +198,7 @@ class Grip:
         body, link = self.bodies[target], self.door_link(target)
         if not self.squeezed(target, link):
             return False
-        hand, _ = self.arm.hand_pose()
+        hand, _ = self.arm.true_hand_pose()
         centre, turn = p.getLinkState(body, link, physicsClientId=c)[:2]  # constraints act in the link's inertial frame
         inverse = p.invertTransform(centre, turn)
         local = p.multiplyTransforms(inverse[0], inverse[1], hand.tolist(), [0, 0, 0, 1])[0]

@@ -37,6 +37,7 @@ ARM_FORCE = 300.0
 READY = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.57, "elbow_joint": 0.97, "wrist_1_joint": 2.17,
          "wrist_2_joint": 0.0, "wrist_3_joint": 0.0}
 SIM_HZ = 240
+IDENTITY = np.eye(4)
 WATCH_EVERY = 24  # simulation steps (0.1 s) between the grip's checks of its contact (on_watch)
 REACHED = 0.015  # metres: the hand stopped this near its goal got there
 TURNED = math.radians(12.0)
@@ -273,6 +274,8 @@ class MobileArm:
         self.on_open: Callable[[], None] | None = None  # told before the hand opens (the body lets go of its grip)
         self.on_closed: Callable[[], None] | None = None  # told once the fingers have closed (the body grips)
         self.on_watch: Callable[[], None] | None = None  # told every WATCH_EVERY steps (the grip checks its contact)
+        # the simulator's world to the frame the robot believes in (PyBulletBase.believed_from_true)
+        self.believed_from_true: Callable[[], np.ndarray] = lambda: IDENTITY
         self._steps = 0
         self.finger_links = tuple(link_index(p, robot, client, name) for name in ("left_finger", "right_finger"))
         self.torso = self.joints[TORSO_JOINT]
@@ -284,10 +287,23 @@ class MobileArm:
     def joint_angles(self) -> list[float]:
         return [self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in self.arm]
 
-    def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
+    def true_hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """The hand frame where PyBullet has it (what physics, grips and carrying work with)."""
         state = self.p.getLinkState(self.robot, self.grasp_link, computeForwardKinematics=True,
                                     physicsClientId=self.client)
         return np.asarray(state[4]), np.asarray(state[5])
+
+    def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """The hand frame where the robot believes it is (`believed_from_true`: its base as
+        localization has it): what the arm's planners and skills work in."""
+        return self._believed(*self.true_hand_pose())
+
+    def _believed(self, position: Any, quaternion: Any) -> tuple[np.ndarray, np.ndarray]:
+        correction = self.believed_from_true()
+        if np.array_equal(correction, IDENTITY):
+            return np.asarray(position, dtype=float), np.asarray(quaternion, dtype=float)
+        turned = Rotation.from_matrix(correction[:3, :3]) * Rotation.from_quat(quaternion)
+        return correction[:3, :3] @ np.asarray(position, dtype=float) + correction[:3, 3], turned.as_quat()
 
     def finger_gap(self) -> float:
         return float(sum(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in self.fingers))
@@ -315,17 +331,17 @@ class MobileArm:
     def reachable_at_lift(self, position: np.ndarray, quaternion: np.ndarray, lift: float) -> bool:
         """Whether the hand could be put at this pose (hand frame, x y z w) with the torso at `lift`
         (the copy stood that high for the question, then put back)."""
-        base, turn = self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)
-        self.kinematics.place_base(base, turn, lift)
+        base, turn = self._believed(*self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client))
+        self.kinematics.place_base(tuple(base), tuple(turn), lift)
         try:
             return self.kinematics.reachable(position, quaternion, self.joint_angles())
         finally:
             self.sync_kinematics()
 
     def sync_kinematics(self) -> None:
-        """The copy's base where this robot's base is, as high as the torso lifts the arm."""
-        position, quaternion = self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client)
-        self.kinematics.place_base(position, quaternion, self.torso_height())
+        """The copy's base where this robot believes its base is, as high as the torso lifts the arm."""
+        position, quaternion = self._believed(*self.p.getBasePositionAndOrientation(self.robot, physicsClientId=self.client))
+        self.kinematics.place_base(tuple(position), tuple(quaternion), self.torso_height())
 
     def reachable(self, position: np.ndarray, quaternion: np.ndarray) -> bool:
         return self.kinematics.reachable(position, quaternion, self.joint_angles())

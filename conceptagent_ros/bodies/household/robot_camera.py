@@ -8,6 +8,7 @@ node, each image as the RGB-D frame a camera driver publishes (`perceived_frame`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from conceptagent_ros.perception.pybullet_capture import capture, matrix
 HORIZONTAL_FOV = 1.05  # radians, the description's gz camera
 TILT_FORCE = 5.0  # newton-metres, the description's effort limit
 NEAR, FAR = 0.1, 10.0
+STILL_FRAMES = 5  # frames a look takes from where the robot stands still, with noise on (their median)
 
 
 @dataclass
@@ -42,6 +44,9 @@ class RobotCamera:
                  noise: DepthNoise | None = None, rng: np.random.Generator | None = None):
         self.p, self.client, self.robot = p, client, robot
         self.noise, self.rng = noise, rng if rng is not None else np.random.default_rng(0)
+        # the simulator's world to the frame the robot believes in (PyBulletBase.believed_from_true):
+        # the lens's pose and every point are given in that frame, as a robot's are in its map's
+        self.believed_from_true: Callable[[], np.ndarray] = lambda: np.eye(4)
         self.width, self.height = width, height
         self.link = link_index(p, robot, client, "camera_link")
         aspect = width / height
@@ -56,18 +61,36 @@ class RobotCamera:
         p.setJointMotorControl2(self.robot, self.link, p.POSITION_CONTROL, angle, force=TILT_FORCE,
                                 physicsClientId=self.client)
 
+    def _still_frames(self, rendered: np.ndarray) -> np.ndarray:
+        """STILL_FRAMES frames of the unmoving scene through the noise model, their per-pixel median
+        (where most of them returned depth): what a robot standing still takes a look as, since the
+        model's noise is independent from frame to frame."""
+        assert self.noise is not None
+        frames = np.stack([self.noise.apply(rendered, self.intrinsics(), self.rng) for _ in range(STILL_FRAMES)])
+        returned = np.isfinite(frames).sum(axis=0)
+        with np.errstate(all="ignore"):
+            median = np.nanmedian(np.where(returned[None] > 0, frames, 0.0), axis=0)
+        return np.where(returned * 2 > STILL_FRAMES, median, np.nan)
+
     def intrinsics(self) -> Intrinsics:
         """The pinhole PyBullet's projection is (square pixels, centred)."""
         return Intrinsics.from_fov(self.width, self.height, math.degrees(HORIZONTAL_FOV))
 
-    def pose(self) -> tuple[np.ndarray, np.ndarray]:
-        """camera_link's position and rotation matrix (x forward, z up) in the world."""
+    def _true_pose(self) -> tuple[np.ndarray, np.ndarray]:
         state = self.p.getLinkState(self.robot, self.link, computeForwardKinematics=True, physicsClientId=self.client)
         return np.asarray(state[4]), Rotation.from_quat(state[5]).as_matrix()
 
+    def pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """camera_link's position and rotation matrix (x forward, z up), where the robot believes it."""
+        eye, rotation = self._true_pose()
+        correction = self.believed_from_true()
+        return correction[:3, :3] @ eye + correction[:3, 3], correction[:3, :3] @ rotation
+
     def capture(self) -> CameraImage:
+        """One image, rendered where the lens truly is; its points and the lens's pose in the frame
+        the robot believes in."""
         p = self.p
-        eye, rotation = self.pose()
+        eye, rotation = self._true_pose()
         forward, up = rotation[:, 0], rotation[:, 2]
         view = matrix(p.computeViewMatrix(eye.tolist(), (eye + forward).tolist(), up.tolist()))
         shot = capture(p, self.client, view, self.projection, self.width, self.height)
@@ -77,8 +100,13 @@ class RobotCamera:
         optical = np.eye(4)
         # camera_link looks along x with z up; the optical frame looks along z with y down
         optical[:3, 0], optical[:3, 1], optical[:3, 2], optical[:3, 3] = -rotation[:, 1], -rotation[:, 2], forward, eye
+        correction = self.believed_from_true()
+        if not np.array_equal(correction, np.eye(4)):
+            optical = correction @ optical
+            world = world @ correction[:3, :3].T + correction[:3, 3]
         if self.noise is not None:  # the points then come from the depth as the camera returns it
-            depth = self.noise.apply(np.where(np.isfinite(world).all(axis=-1), depth, np.nan), self.intrinsics(), self.rng)
+            rendered = np.where(np.isfinite(world).all(axis=-1), depth, np.nan)
+            depth = self._still_frames(rendered)
             world = optical_points(depth, self.intrinsics()) @ optical[:3, :3].T + optical[:3, 3]
         return CameraImage(shot.rgb, world, shot.bodies, shot.links, depth, optical)
 

@@ -17,6 +17,7 @@ from conceptagent_ros.bodies.sensing import SENSING, Sensing
 from conceptagent_ros.manipulation.arm_skills import Clouds
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.perception.frames import Frame
+from conceptagent_ros.perception.geometry import erode, largest_cluster
 from conceptagent_ros.perception.relations3d import smallest_holder
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.world.house import House
@@ -26,6 +27,10 @@ from conceptagent_ros.world.house import House
 LOOK_TILTS = (0.0, -0.45)
 CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or above it) still rests on it
 DOOR_SHUT_WITHIN = 0.05  # metres out of its piece's footprint a door's points still count as the piece's
+# with noisy depth: a thing's points are its mask's largest cluster (points this far apart join),
+# and furniture's remembered box leaves out this percent of its points at each end
+NOISY_CLUSTER_EPS = 0.02
+NOISY_BOX_PERCENT = 1.0
 
 
 @dataclass(frozen=True)
@@ -95,10 +100,18 @@ class Sight:
             shown = np.where(hidden, -1, owners)
             self.frame_sink(perceived_frame(image, self.camera.intrinsics(), shown, self.instance_names))
         out: Clouds = {}
+        noisy = self.camera.noise is not None
         for index in np.unique(owners[owners >= 0]):
-            points = image.points[owners == index]
+            mask = owners == index
+            if noisy:  # a noisy image's mask edges carry flying pixels, half on what lies behind
+                inner = erode(mask, 1)
+                mask = inner if inner.sum() >= 10 else mask
+            points = image.points[mask]
+            name = self.instance_names[index]
+            if noisy and self.kinds.get(name) == "item":
+                points = largest_cluster(points, NOISY_CLUSTER_EPS, 5)
             if len(points) >= 10:
-                out[self.instance_names[index]] = points
+                out[name] = points
         return out
 
     def _owners(self, image: CameraImage) -> np.ndarray:
@@ -124,8 +137,11 @@ class Sight:
         for sid, points in clouds.items():
             if held is not None and sid == held.object_id:
                 continue
-            lo, hi = points.min(axis=0), points.max(axis=0)
             fixed = self.kinds.get(sid) != "item"
+            if fixed and self.camera.noise is not None:  # a union over views: one outlier would stay for good
+                lo, hi = np.percentile(points, NOISY_BOX_PERCENT, axis=0), np.percentile(points, 100 - NOISY_BOX_PERCENT, axis=0)
+            else:
+                lo, hi = points.min(axis=0), points.max(axis=0)
             old = self.memory.get(sid)
             if fixed and old is not None:
                 lo, hi = np.minimum(lo, old.lo), np.maximum(hi, old.hi)

@@ -35,7 +35,9 @@ APPROACH_STANDOFF = 0.5
 INSIDE_STANDOFF = 0.40  # metres from a fridge's front to the base's middle, to reach in (step_up_to)
 FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
 FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
-TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
+TURN_STEP = math.radians(10.0)
+CLEARANCE_MARGIN = 0.05  # metres the base's paths keep clear of everything, beyond its radius
+LOCALIZED_MARGIN = 0.04  # metres more, where the base drives by localization (its error stays below 4 cm)  # a turn on the spot is checked for collisions at least this often
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
 # the torso's heights tried for a pick or a place, lowest first (torso_for): the lowest from which
 # the hand reaches over the target pointing down, one step higher for room; a book on a 1.2 m shelf
@@ -61,7 +63,10 @@ class Stance:
                  reach: float):
         self.base, self.arm, self.scene, self.home, self.kinds = base, arm, scene, home, kinds
         self.sight, self.grip, self.shoulder, self.moved, self.reach = sight, grip, shoulder, moved, reach
-        self.costmap = costmap(home.grid, FOOTPRINT_RADIUS + 0.05)
+        # a base driving by localization's estimate keeps further off: it may stand a few centimetres
+        # from where it believes (as a robot's costmap inflates beyond its footprint)
+        margin = CLEARANCE_MARGIN + (LOCALIZED_MARGIN if base.localizer is not None else 0.0)
+        self.costmap = costmap(home.grid, FOOTPRINT_RADIUS + margin)
         self.tucked = True
         self.last_path: list[tuple[float, float]] = []  # the base's last planned path (x, y), for rviz
 
