@@ -10,9 +10,10 @@
   exported map (navigation/localization.py, navigation/pybullet_base.Localizer). All noise is
   drawn from the body's seed, so a run repeats.
 
-Not yet (issue 40): the camera's pose, the perceived points and the arm's planners still take the
-base's true pose; with localization on they differ from the believed pose by its error (a few
-centimetres).
+Everything the robot perceives and plans is then in the frame it believes in (the camera's points
+and the lens's pose, the arm's kinematic copy and its hand pose, the planner's state); physics (grips,
+carrying, the judge) stays in the simulator's frame. A look takes still frames and keeps their
+median (bodies/household/robot_camera.py).
 
 Only the senses change: segmentation (which pixel shows which thing) stays the simulator's in both,
 as the oracle detector's masks are, and the judge reads the simulator's truth in both.

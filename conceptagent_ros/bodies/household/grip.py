@@ -12,14 +12,13 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.bodies.household.item_clouds import from_frame
-from conceptagent_ros.bodies.household.mobile_arm import Attached, MobileArm, link_index, mm_orientation
+from conceptagent_ros.bodies.household.mobile_arm import FEEL_RANGE, Attached, MobileArm, link_index, mm_orientation
 from conceptagent_ros.manipulation.arm_skills import Held
 
 WELD_FORCE = 60.0  # newtons: the carrying grip (weld)
 DOOR_GRIP_FORCE = 15.0  # newtons: the assisted grip on a door's handle (grip_door); a door swings at 3 N
 SQUEEZED = 1.0  # newtons each finger presses a thing with, at least, for the grip (grip_if_squeezed)
 SUSTAINED_STEPS = 24  # both fingers still on the squeezed thing this many simulation steps (0.1 s) later: the grip sets
-TOUCH_RANGE = 0.003  # metres between a finger and a thing within which the finger is on it
 LOST_AFTER = 2  # checks in a row (MobileArm.WATCH_EVERY apart) without both fingers on it: the grip ends
 NO_CARRY: tuple[int, tuple[float, ...], tuple[float, ...]] = (-1, (0, 0, 0), (0, 0, 0, 1))
 
@@ -100,20 +99,20 @@ class Grip:
             self._weld_to_hand(self.picking)
 
     def touching(self, object_id: str) -> bool:
-        """Both fingers are on the thing: within TOUCH_RANGE of it, as a fingertip's contact sensor
+        """Both fingers are on the thing: within FEEL_RANGE of it, as a fingertip's contact sensor
         has it (held at their gap, the fingers rest on the thing without pressing it, and PyBullet
         then reports no contact point)."""
         body = self.bodies.get(object_id)
         if body is None:
             return False
         p, c = self.p, self.client
-        return all(p.getClosestPoints(bodyA=self.robot, bodyB=body, distance=TOUCH_RANGE, linkIndexA=finger,
+        return all(p.getClosestPoints(bodyA=self.robot, bodyB=body, distance=FEEL_RANGE, linkIndexA=finger,
                                       physicsClientId=c)
                    for finger in self.arm.finger_links)
 
     def watch(self) -> None:
-        """The carrying grip ends where both fingers have been off what it holds for LOST_AFTER
-        checks in a row: the thing was pushed out of the hand (a collision, a swing), and a real
+        """The carrying grip ends where the fingers have not both been on what it holds for
+        LOST_AFTER checks in a row: the thing was pushed out of the hand (a collision, a swing), and a real
         hand would have lost it too."""
         if self.weld_id is None or self._welded is None:
             return

@@ -38,6 +38,7 @@ READY = {"shoulder_pan_joint": 0.0, "shoulder_lift_joint": -1.57, "elbow_joint":
          "wrist_2_joint": 0.0, "wrist_3_joint": 0.0}
 SIM_HZ = 240
 IDENTITY = np.eye(4)
+FEEL_RANGE = 0.003  # metres between a finger and a thing within which the finger feels it
 WATCH_EVERY = 24  # simulation steps (0.1 s) between the grip's checks of its contact (on_watch)
 REACHED = 0.015  # metres: the hand stopped this near its goal got there
 TURNED = math.radians(12.0)
@@ -356,12 +357,20 @@ class MobileArm:
                 self.on_watch()
 
     def fingers_feel(self) -> bool:
-        """Both fingers touch something that is not the robot: the simulator's contacts standing in
-        for a gripper's grasp sense (a stall short of closed, a finger's force)."""
+        """Both fingers are on something that is not the robot (within FEEL_RANGE: held at their
+        place, fingers rest on a thing without a contact point): the simulator standing in for a
+        gripper's grasp sense (a stall short of closed, a finger's force)."""
         p, c = self.p, self.client
-        return all(any(cp[2] != self.robot for cp in p.getContactPoints(bodyA=self.robot, linkIndexA=finger,
-                                                                        physicsClientId=c))
-                   for finger in self.finger_links)
+
+        def feels(finger: int) -> bool:
+            lo, hi = p.getAABB(self.robot, finger, physicsClientId=c)
+            near = p.getOverlappingObjects((np.asarray(lo) - FEEL_RANGE).tolist(), (np.asarray(hi) + FEEL_RANGE).tolist(),
+                                           physicsClientId=c) or []
+            return any(p.getClosestPoints(bodyA=self.robot, bodyB=body, distance=FEEL_RANGE, linkIndexA=finger,
+                                          physicsClientId=c)
+                       for body in {b for b, _ in near} - {self.robot})
+
+        return all(feels(finger) for finger in self.finger_links)
 
     def hold_fingers_where_they_are(self, hold: bool) -> None:
         """Keep the closed fingers each where it stands now instead of squeezing on: while what they
