@@ -293,12 +293,9 @@ def test_a_turn_on_the_spot_stops_short_of_what_it_would_strike() -> None:
             self.headings.append(self.pose.yaw)
             return self.pose
 
-        def touching(self, carried=()) -> set[str]:
+        def collisions(self, carried=()) -> tuple[set[str], set[str]]:
             heading = math.remainder(self.pose.yaw, 2 * math.pi)
-            return {"rug"} | ({"shelf_1"} if math.radians(40) < heading < math.radians(120) else set())
-
-        def carried_touching(self, carried=()) -> set[str]:
-            return set()
+            return {"rug"} | ({"shelf_1"} if math.radians(40) < heading < math.radians(120) else set()), set()
 
     carried: list[str] = []
     grip = SimpleNamespace(carried_bodies=lambda: [7], carry=lambda: carried.append("carried"))

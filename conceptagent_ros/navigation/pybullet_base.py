@@ -153,22 +153,20 @@ class PyBulletBase:
     def touching(self, ignore: Collection[int] = ()) -> set[str]:
         """What in the world the robot touches now (the floor aside, and the bodies in `ignore`: what
         the hand carries)."""
-        p = self.p
-        p.performCollisionDetection(physicsClientId=self.client)
-        hit = {self.names.get(c[2], f"body {c[2]}") for c in p.getContactPoints(bodyA=self.robot, physicsClientId=self.client)
-               if c[8] < 0.0 and c[2] not in ignore}
-        return hit - {"ground_plane"}
+        return self.collisions(ignore)[0]
 
-    def carried_touching(self, carried: Collection[int]) -> set[str]:
-        """What the bodies the hand carries touch now, the robot aside and the floor included (a
-        thing dragged along the floor is a collision too)."""
-        p = self.p
-        if not carried:
-            return set()
-        p.performCollisionDetection(physicsClientId=self.client)
-        return {self.names.get(c[2], f"body {c[2]}") for body in carried
-                for c in p.getContactPoints(bodyA=body, physicsClientId=self.client)
-                if c[8] < 0.0 and c[2] != self.robot and c[2] not in carried}
+    def collisions(self, carried: Collection[int] = ()) -> tuple[set[str], set[str]]:
+        """One collision pass: what the robot touches (the floor and the `carried` bodies aside), and
+        what the bodies the hand carries touch, the robot aside and the floor included (a thing
+        dragged along the floor is a collision too)."""
+        p, c = self.p, self.client
+        p.performCollisionDetection(physicsClientId=c)
+        robot = {self.names.get(h[2], f"body {h[2]}") for h in p.getContactPoints(bodyA=self.robot, physicsClientId=c)
+                 if h[8] < 0.0 and h[2] not in carried}
+        held = {self.names.get(h[2], f"body {h[2]}") for body in carried
+                for h in p.getContactPoints(bodyA=body, physicsClientId=c)
+                if h[8] < 0.0 and h[2] != self.robot and h[2] not in carried}
+        return robot - {"ground_plane"}, held
 
     def scan(self, rng: np.random.Generator) -> Scan:
         """The lidar's sweep now: rays cast from laser_link over its field of view at its height
@@ -243,11 +241,10 @@ class PyBulletBase:
                 carry()
             travelled += abs(step)
             t += limits.dt
-            hit = self.touching(carried)
+            hit, struck = self.collisions(carried)
             if hit:
                 return DriveResult(False, "BLOCKED", f"the robot touched {', '.join(sorted(hit))} at "
                                                       f"({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)
-            struck = self.carried_touching(carried)
             if struck:
                 return DriveResult(False, "CARRY_COLLISION", f"what the hand carries touched {', '.join(sorted(struck))} "
                                                              f"at ({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)

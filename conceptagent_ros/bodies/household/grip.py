@@ -12,7 +12,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.bodies.household.item_clouds import from_frame
-from conceptagent_ros.bodies.household.mobile_arm import FEEL_RANGE, Attached, MobileArm, link_index, mm_orientation
+from conceptagent_ros.bodies.household.mobile_arm import Attached, MobileArm, link_index, mm_orientation
 from conceptagent_ros.manipulation.arm_skills import Held
 
 WELD_FORCE = 60.0  # newtons: the carrying grip (weld)
@@ -99,16 +99,10 @@ class Grip:
             self._weld_to_hand(self.picking)
 
     def touching(self, object_id: str) -> bool:
-        """Both fingers are on the thing: within FEEL_RANGE of it, as a fingertip's contact sensor
-        has it (held at their gap, the fingers rest on the thing without pressing it, and PyBullet
-        then reports no contact point)."""
+        """Both fingers are on the thing (MobileArm.fingers_on: within FEEL_RANGE, as a fingertip's
+        contact sensor has it)."""
         body = self.bodies.get(object_id)
-        if body is None:
-            return False
-        p, c = self.p, self.client
-        return all(p.getClosestPoints(bodyA=self.robot, bodyB=body, distance=FEEL_RANGE, linkIndexA=finger,
-                                      physicsClientId=c)
-                   for finger in self.arm.finger_links)
+        return body is not None and self.arm.fingers_on(body)
 
     def watch(self) -> None:
         """The carrying grip ends where the fingers have not both been on what it holds for

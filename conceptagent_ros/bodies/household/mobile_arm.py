@@ -182,6 +182,14 @@ HELD_LINK = -100  # stands for what the hand holds among an arm's contacts (ArmC
 Attached = tuple[int, tuple[float, ...], tuple[float, ...]]
 
 
+def bodies_near(p: Any, client: int, lo: Any, hi: Any, margin: float) -> set[int]:
+    """The bodies whose boxes overlap the box (lo, hi) grown by `margin`: the candidates a closest-
+    points query then measures (Bullet's contact points come only within its 2 cm threshold)."""
+    near = p.getOverlappingObjects((np.asarray(lo) - margin).tolist(), (np.asarray(hi) + margin).tolist(),
+                                   physicsClientId=client) or []
+    return {body for body, _ in near}
+
+
 class ArmClearance:
     """Whether arm joint angles put the arm, or what the hand holds, into the world or onto the
     robot itself, checked on the physical world's own collision shapes: the arm's joints are set
@@ -222,10 +230,9 @@ class ArmClearance:
             # come only within Bullet's 2 cm contact threshold, less than CLEARANCE)
             p.performCollisionDetection(physicsClientId=c)
             boxes = np.array([p.getAABB(self.robot, link, physicsClientId=c) for link in self.arm_links])
-            near = p.getOverlappingObjects((boxes[:, 0].min(axis=0) - CLEARANCE).tolist(),
-                                           (boxes[:, 1].max(axis=0) + CLEARANCE).tolist(), physicsClientId=c) or []
+            near = bodies_near(p, c, boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0), CLEARANCE)
             touching = set()
-            for body in sorted({b for b, _ in near} - {self.robot}):
+            for body in sorted(near - {self.robot}):
                 touching |= {(cp[3], cp[2], cp[4]) for cp in p.getClosestPoints(self.robot, body, CLEARANCE,
                                                                                  physicsClientId=c)
                              if cp[3] in self.arm_links}
@@ -233,10 +240,8 @@ class ArmClearance:
                 if p.getClosestPoints(self.robot, self.robot, CLEARANCE, a, b, physicsClientId=c):
                     touching.add((a, self.robot, b))
             if held is not None:
-                lo, hi = p.getAABB(held[0], physicsClientId=c)
-                around = p.getOverlappingObjects((np.asarray(lo) - CLEARANCE).tolist(),
-                                                 (np.asarray(hi) + CLEARANCE).tolist(), physicsClientId=c) or []
-                for body in sorted({b for b, _ in around} - {self.robot, held[0]}):
+                around = bodies_near(p, c, *p.getAABB(held[0], physicsClientId=c), CLEARANCE)
+                for body in sorted(around - {self.robot, held[0]}):
                     touching |= {(HELD_LINK, cp[2], cp[4]) for cp in p.getClosestPoints(held[0], body, CLEARANCE,
                                                                                          physicsClientId=c)}
         finally:
@@ -357,20 +362,24 @@ class MobileArm:
                 self.on_watch()
 
     def fingers_feel(self) -> bool:
-        """Both fingers are on something that is not the robot (within FEEL_RANGE: held at their
-        place, fingers rest on a thing without a contact point): the simulator standing in for a
+        """Both fingers are on something that is not the robot: the simulator standing in for a
         gripper's grasp sense (a stall short of closed, a finger's force)."""
+        return self.fingers_on(None)
+
+    def fingers_on(self, body: int | None) -> bool:
+        """Both fingers are within FEEL_RANGE of `body` (None: of anything but the robot). Held at
+        their place, fingers rest on a thing without PyBullet reporting a contact point."""
         p, c = self.p, self.client
 
-        def feels(finger: int) -> bool:
-            lo, hi = p.getAABB(self.robot, finger, physicsClientId=c)
-            near = p.getOverlappingObjects((np.asarray(lo) - FEEL_RANGE).tolist(), (np.asarray(hi) + FEEL_RANGE).tolist(),
-                                           physicsClientId=c) or []
-            return any(p.getClosestPoints(bodyA=self.robot, bodyB=body, distance=FEEL_RANGE, linkIndexA=finger,
-                                          physicsClientId=c)
-                       for body in {b for b, _ in near} - {self.robot})
+        def on(finger: int) -> bool:
+            if body is not None:
+                others: set[int] = {body}
+            else:
+                others = bodies_near(p, c, *p.getAABB(self.robot, finger, physicsClientId=c), FEEL_RANGE) - {self.robot}
+            return any(p.getClosestPoints(bodyA=self.robot, bodyB=other, distance=FEEL_RANGE, linkIndexA=finger,
+                                          physicsClientId=c) for other in others)
 
-        return all(feels(finger) for finger in self.finger_links)
+        return all(on(finger) for finger in self.finger_links)
 
     def hold_fingers_where_they_are(self, hold: bool) -> None:
         """Keep the closed fingers each where it stands now instead of squeezing on: while what they

@@ -101,13 +101,15 @@ class RobotCamera:
         # camera_link looks along x with z up; the optical frame looks along z with y down
         optical[:3, 0], optical[:3, 1], optical[:3, 2], optical[:3, 3] = -rotation[:, 1], -rotation[:, 2], forward, eye
         correction = self.believed_from_true()
-        if not np.array_equal(correction, np.eye(4)):
+        moved = not np.array_equal(correction, np.eye(4))
+        if moved:
             optical = correction @ optical
-            world = world @ correction[:3, :3].T + correction[:3, 3]
         if self.noise is not None:  # the points then come from the depth as the camera returns it
             rendered = np.where(np.isfinite(world).all(axis=-1), depth, np.nan)
             depth = self._still_frames(rendered)
             world = optical_points(depth, self.intrinsics()) @ optical[:3, :3].T + optical[:3, 3]
+        elif moved:
+            world = world @ correction[:3, :3].T + correction[:3, 3]
         return CameraImage(shot.rgb, world, shot.bodies, shot.links, depth, optical)
 
 

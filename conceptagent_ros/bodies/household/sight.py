@@ -139,7 +139,7 @@ class Sight:
                 continue
             fixed = self.kinds.get(sid) != "item"
             if fixed and self.camera.noise is not None:  # a union over views: one outlier would stay for good
-                lo, hi = np.percentile(points, NOISY_BOX_PERCENT, axis=0), np.percentile(points, 100 - NOISY_BOX_PERCENT, axis=0)
+                lo, hi = np.percentile(points, [NOISY_BOX_PERCENT, 100 - NOISY_BOX_PERCENT], axis=0)
             else:
                 lo, hi = points.min(axis=0), points.max(axis=0)
             old = self.memory.get(sid)
