@@ -2,7 +2,17 @@
 failed on the body but not symbolically, and the comparison table, on hand-made bench rows."""
 from __future__ import annotations
 
-from conceptagent_ros.evaluation.body_report import body_markdown, comparison_rows, failures_by_skill, why_failed
+from pathlib import Path
+
+from conceptagent_ros.evaluation.body_report import (
+    PICTURES,
+    body_markdown,
+    cause,
+    comparison_rows,
+    failures_by_skill,
+    picture_name,
+    why_failed,
+)
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 
 
@@ -79,3 +89,20 @@ def test_the_ros_suite_leaves_a_flag_judged_goal_out_of_its_figure() -> None:
                 GraphEpisode("moderate_01", "family_house", "put the tomato away", False, False, 9, 30.0)]
     text = summary_markdown(episodes, GraphSuiteConfig(), "moderate", body="conceptagent_mm in PyBullet")
     assert "**0/1 tasks succeeded.** Left out of that figure: moderate_04" in text
+
+
+def test_failed_episodes_are_grouped_by_cause_with_their_pictures(tmp_path: Path) -> None:
+    physical = [_row("a", False, ["pick:NO_GRASP_FOUND", "navigate_to:OUT_OF_REACH", "pick:NO_GRASP_FOUND"]),
+                _row("b", False, ["open:UNREACHABLE", "place:UNREACHABLE"]),
+                _row("c", False, ["pick:NO_GRASP_FOUND"]),
+                _row("d", False, [], stats={"steps": 40, "stop_reason": "step budget of 40 used up"}),
+                _row("e", True, ["pick:NO_GRASP_FOUND"])]
+    assert [cause(r) for r in physical[:4]] == ["pick:NO_GRASP_FOUND", "place:UNREACHABLE", "pick:NO_GRASP_FOUND",
+                                                "step budget of 40 used up"]
+    (tmp_path / PICTURES).mkdir()
+    (tmp_path / PICTURES / picture_name("react", 0, "c")).write_bytes(b"png")
+    text = body_markdown(physical, [], tmp_path).split("## Failures by cause")[1]
+    assert text.index("### pick:NO_GRASP_FOUND (2 episodes)") < text.index("### place:UNREACHABLE (1 episode)")
+    section = text.split("### pick:NO_GRASP_FOUND (2 episodes)")[1].split("###")[0]
+    assert f"![c]({PICTURES}/{picture_name('react', 0, 'c')})" in section and "![a]" not in section  # a has none
+    assert "- e " not in text  # it succeeded

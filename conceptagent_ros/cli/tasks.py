@@ -96,8 +96,13 @@ def add_parsers(sub: Any) -> None:
                        help="grasp suite: objects on the table together, each picked in turn (default 1)")
     bench.set_defaults(func=cmd_bench)
 
-    scenes = sub.add_parser("scenes", help="list scenes, or show one scene's objects")
-    scenes.add_argument("name", nargs="?")
+    scenes = sub.add_parser("scenes", help="list scenes, show one scene's objects, or generate houses "
+                                           "(scenes generate --seed N --out DIR)")
+    scenes.add_argument("name", nargs="?", help="a scene to show, or 'generate'")
+    scenes.add_argument("--seed", type=int, action="append", help="generate: the house of this seed (repeatable)")
+    scenes.add_argument("--seeds", help="generate: a range of seeds, FIRST-LAST (development 0-99, evaluation 100-199)")
+    scenes.add_argument("--out", type=Path, help="generate: the directory to write house_N.yaml and house_N_tasks.yaml to")
+    scenes.add_argument("--tasks-per-house", type=positive_int, default=3, help="generate: easy tasks per house (default 3)")
     scenes.set_defaults(func=cmd_scenes)
 
     st = sub.add_parser("study", help="run a study file (sections of benchmarks) into a Markdown report with plots")
@@ -335,8 +340,57 @@ def _bench_eai(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _seeds(args: argparse.Namespace) -> list[int]:
+    from conceptagent_ros.errors import SceneError
+
+    seeds = list(args.seed or [])
+    if args.seeds:
+        first, _, last = args.seeds.partition("-")
+        if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
+            raise SceneError(f"--seeds is FIRST-LAST with FIRST <= LAST, e.g. 100-199 (got {args.seeds!r})")
+        seeds += range(int(first), int(last) + 1)
+    if not seeds or any(s < 0 for s in seeds):
+        raise SceneError("scenes generate needs --seed N (N >= 0) or --seeds FIRST-LAST")
+    return sorted(set(seeds))
+
+
+def cmd_scenes_generate(args: argparse.Namespace) -> int:
+    """Houses from seeds, each written as a scene file and a task file; with more than one seed, also
+    DIR/tasks.yaml, every house's tasks in one file for `conceptagent bench --tasks`."""
+    import yaml
+
+    from conceptagent_ros.errors import SceneError
+    from conceptagent_ros.scene.generation import generate_house, write_house
+
+    if args.out is None:
+        raise SceneError("scenes generate needs --out DIR")
+    seeds = _seeds(args)
+    every: list[dict[str, Any]] = []
+    for seed in seeds:
+        house = generate_house(seed, tasks_per_house=args.tasks_per_house)
+        try:
+            scene_path, tasks_path = write_house(house, args.out)
+        except OSError as e:
+            raise SceneError(f"cannot write to {args.out}: {e.strerror or e}") from None
+        rooms = ", ".join(r["category"].replace("_", " ") for r in house.scene["rooms"])
+        print(f"{house.name}: {len(house.scene['rooms'])} rooms ({rooms}), {len(house.scene['objects'])} objects, "
+              f"{len(house.tasks)} easy tasks -> {scene_path}, {tasks_path.name}")
+        every += house.tasks
+    if len(seeds) > 1:
+        combined = args.out / "tasks.yaml"
+        name = f"generated_{seeds[0]}_{seeds[-1]}"
+        combined.write_text(f"# Every task of the houses of seeds {seeds[0]}-{seeds[-1]} (conceptagent scenes generate)\n"
+                            + yaml.safe_dump({"name": name, "tasks": every}, sort_keys=False, width=120),
+                            encoding="utf-8")
+        print(f"{len(every)} tasks in {combined}")
+    return EXIT_OK
+
+
 def cmd_scenes(args: argparse.Namespace) -> int:
     from conceptagent_ros.scene.loader import list_scenes, load_scene
+
+    if args.name == "generate":
+        return cmd_scenes_generate(args)
 
     if not args.name:
         for name in list_scenes():

@@ -1,6 +1,7 @@
 """What `bench --body pybullet` adds to the results: the physical run beside the symbolic run of the
-same tasks, failures by skill and error code, the tasks that failed on the body but not in the
-symbolic world with the reason, and a picture per task.
+same tasks, failures by skill and error code, the failed tasks grouped by cause with their
+pictures, the tasks that failed on the body but not in the symbolic world with the reason, and a
+picture per task.
 
 Rows are bench rows (evaluation/bench.py): an episode's EpisodeResult.to_json() with its suite;
 `skill_failures` holds every executed call that failed as "skill:KIND"."""
@@ -44,6 +45,28 @@ def why_failed(row: dict[str, Any]) -> str:
     return "; ".join(p for p in (", ".join(parts), f"unmet {unmet}" if unmet else "", stop) if p)
 
 
+def cause(row: dict[str, Any]) -> str:
+    """What an episode failed by: the skill failure it met most often (the later of a tie: the one
+    that ended it), else why it stopped, else its error."""
+    failures = list(row.get("skill_failures", []))
+    if failures:
+        counted = Counter(failures)
+        most = max(counted.values())
+        return next(f for f in reversed(failures) if counted[f] == most)
+    if row.get("error"):
+        return "error"
+    return str(row.get("stats", {}).get("stop_reason") or "goal not met")
+
+
+def failures_by_cause(rows: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The failed episodes grouped by cause, the most frequent cause first."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if not row.get("success"):
+            groups.setdefault(cause(row), []).append(row)
+    return sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str, int, str]:
     return str(row.get("suite")), str(row.get("planner")), int(row.get("seed", 0)), str(row.get("task_id"))
 
@@ -85,6 +108,19 @@ def body_markdown(physical: Sequence[dict[str, Any]], symbolic: Sequence[dict[st
         lines += [f"| {skill} | {kind} | {n} | {episodes} |" for skill, kind, n, episodes in table]
     else:
         lines.append("No skill failed.")
+    by_cause = failures_by_cause(physical)
+    if by_cause:
+        lines += ["", "## Failures by cause", ""]
+        for name, rows in by_cause:
+            lines += [f"### {name} ({len(rows)} episode{'s' if len(rows) > 1 else ''})", ""]
+            for r in rows:
+                lines.append(f"- {r.get('task_id')} ({r.get('scene', '')}, seed {r.get('seed')}): {why_failed(r)}")
+            pictured = [(r, picture_name(str(r.get("planner")), int(r.get("seed", 0)), str(r.get("task_id"))))
+                        for r in rows]
+            shown = [(r, p) for r, p in pictured if out is not None and (out / PICTURES / p).exists()]
+            if shown:
+                lines += [""] + [f"![{r.get('task_id')}]({PICTURES}/{p})" for r, p in shown]
+            lines.append("")
     judged_apart = [r for r in physical if r.get("symbolic_goal")]
     if judged_apart:
         lines += ["", "## Left out: goals the body judges on its own flags", "",

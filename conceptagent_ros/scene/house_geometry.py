@@ -63,6 +63,8 @@ class Box:
 
 
 def size_of(obj: SceneObject) -> tuple[float, float, float]:
+    if obj.size is not None:
+        return obj.size
     if obj.category in SIZES:
         return SIZES[obj.category]
     return ITEM if obj.has("pickupable") else FURNITURE

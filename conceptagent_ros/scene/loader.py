@@ -148,7 +148,8 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
             raise SceneError(f"{where}: room '{room}' is not one of {', '.join(rooms)} (or its position is outside every room)")
         obj = SceneObject(id=oid, category=category, room=str(room), position=position,
                           affordances=frozenset(affordances), state=state, parent=raw.inside, hidden=raw.hidden,
-                          attributes=dict(raw.attributes), faces=FACES[raw.faces] if raw.faces else None)
+                          attributes=dict(raw.attributes), faces=FACES[raw.faces] if raw.faces else None,
+                          size=raw.size, hinge=raw.hinge)
         objects[oid] = obj
         resolving.discard(oid)
         return obj

@@ -46,6 +46,8 @@ class SceneObject:
     hidden: bool = False  # tucked away: seen only after the robot searches its receptacle
     attributes: dict[str, str] = field(default_factory=dict)  # {"colour": "red"}: what tells it from its kind
     faces: tuple[float, float] | None = None  # the map direction its front faces, where the scene says it
+    size: tuple[float, float, float] | None = None  # full lengths (x, y, z) where the scene says them
+    hinge: str | None = None  # "left" or "right": the edge its door turns on, seen from its front
 
     def has(self, affordance: str) -> bool:
         return affordance in self.affordances

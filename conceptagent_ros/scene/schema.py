@@ -64,6 +64,12 @@ class ObjectSpec(_Strict):
     # the side a piece of furniture is used from (a fridge's door, a cabinet's front), where the side
     # toward the room's middle is the wrong one (that side faces a counter); a direction of the map
     faces: Literal["+x", "-x", "+y", "-y"] | None = None
+    # its full lengths along the map's x and y and its height, where they are not its category's
+    # (house_geometry.SIZES): a long counter, a narrow shelf, a sofa along a wall that runs north
+    size: tuple[Positive, Positive, Positive] | None = None
+    # the edge of its front a hinged door turns on, as seen from the side it is used from (a fridge
+    # against a wall to its right opens with its hinge on the right); default right
+    hinge: Literal["left", "right"] | None = None
     # what tells it apart from others of its category ("colour: red"): words an instruction may use
     attributes: dict[Annotated[str, Field(min_length=1, max_length=40)],
                      Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z -]*$")]] = Field(

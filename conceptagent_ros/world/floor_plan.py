@@ -60,7 +60,7 @@ class FloorPlan:
     doorways: tuple[Doorway, ...]
 
 
-def _shared_edge(a: Room, b: Room) -> tuple[int, float, float, float] | None:
+def shared_edge(a: Room, b: Room) -> tuple[int, float, float, float] | None:
     """Where rooms a and b meet: (axis the edge runs along, the edge's coordinate across it, start,
     end), or None."""
     ax0, ay0, ax1, ay1 = a.bounds
@@ -109,7 +109,7 @@ def doorways(scene: Scene, furniture: list[Box]) -> list[Doorway]:
     rooms = sorted(scene.rooms.values(), key=lambda r: r.id)
     for i, a in enumerate(rooms):
         for b in rooms[i + 1:]:
-            edge = _shared_edge(a, b)
+            edge = shared_edge(a, b)
             if edge is None:
                 continue
             axis, coordinate, lo, hi = edge

@@ -175,14 +175,16 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
         joint = _sub(model, "joint", name=f"{obj.id}_slide", type="prismatic")
         lower, upper = 0.0, 0.8 * (d - p)
     else:
-        # the door hangs on a vertical hinge at the front's right edge (as seen from the room)
-        _sub(front, "pose", _f(d / 2 - p / 2, -w / 2, 0, 0, 0, 0))
-        _inertial(front, 1.0 + 5.0 * w * h, (p, w, h), (0, w / 2, 0))
-        _box_part(front, "panel", (p, w - 0.004, h - 0.004), (0, w / 2, 0), colour)
-        _box_part(front, "handle", (HANDLE_PROUD, 0.02, handle_length), (p / 2 + HANDLE_PROUD / 2, w - 0.06, 0),
+        # the door hangs on a vertical hinge at one edge of the front: the left one as seen from the
+        # room in front of it (the model's -y), unless the scene says right; it swings out into the room
+        hinge_sign = 1.0 if obj.hinge == "right" else -1.0
+        _sub(front, "pose", _f(d / 2 - p / 2, hinge_sign * w / 2, 0, 0, 0, 0))
+        _inertial(front, 1.0 + 5.0 * w * h, (p, w, h), (0, -hinge_sign * w / 2, 0))
+        _box_part(front, "panel", (p, w - 0.004, h - 0.004), (0, -hinge_sign * w / 2, 0), colour)
+        _box_part(front, "handle", (HANDLE_PROUD, 0.02, handle_length), (p / 2 + HANDLE_PROUD / 2, -hinge_sign * (w - 0.06), 0),
                   COLOURS["handle"])
         joint = _sub(model, "joint", name=f"{obj.id}_hinge", type="revolute")
-        lower, upper = -DOOR_OPENS, 0.0
+        lower, upper = (0.0, DOOR_OPENS) if hinge_sign > 0 else (-DOOR_OPENS, 0.0)
     _sub(joint, "parent", "carcass")
     _sub(joint, "child", front.get("name"))
     axis = _sub(joint, "axis")
