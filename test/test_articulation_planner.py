@@ -219,3 +219,15 @@ def test_how_far_a_door_stands_open_is_measured_from_its_points(gripper) -> None
     for degrees in (0.0, 25.0, 60.0, 88.0):
         seen = upright_door(angle_deg=degrees)
         assert np.degrees(door_opening(seen, door.out)) == pytest.approx(degrees, abs=2.0)
+
+
+def test_a_plane_fit_is_the_same_plane_on_every_call() -> None:
+    """open3d's RANSAC picks among equally good planes by thread timing unless run on one thread: the
+    same noisy points gave one of three planes from call to call, and a body's run could not be repeated."""
+    from conceptagent_ros.manipulation.clouds import fit_plane
+
+    rng = np.random.default_rng(0)
+    floor = np.c_[rng.uniform(0, 1, 3000), rng.uniform(0, 1, 3000), rng.normal(0, 0.003, 3000)]
+    points = np.vstack([floor, rng.uniform(0, 1, (1500, 3))])
+    fits = {tuple(np.r_[plane.normal, plane.offset]) for plane in (fit_plane(points) for _ in range(10)) if plane}
+    assert len(fits) == 1

@@ -3,6 +3,7 @@ plane fits through open3d, cropping and thinning the surroundings."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,23 @@ def outward_normals(points: np.ndarray, neighbours: int = 16) -> np.ndarray:
     return normals
 
 
+def _ransac_plane(o3d: Any, points: np.ndarray, threshold: float) -> tuple[np.ndarray, list[int]]:
+    """open3d's RANSAC plane, repeatable: seeded, and on one thread. Open3D 0.20 runs its iterations
+    on every core and, seed or not, which of several equally good planes wins depends on which
+    thread finishes first: the same points gave one of three planes from call to call, and a body's
+    run in a house could not be repeated (a door's front 1e-5 rad off became an open door or a
+    refused one)."""
+    threads = o3d.utility.get_max_threads()
+    o3d.utility.set_max_threads(1)
+    try:
+        o3d.utility.random.seed(0)
+        cloud = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points))
+        model, index = cloud.segment_plane(threshold, 3, 200)
+    finally:
+        o3d.utility.set_max_threads(threads)
+    return np.asarray(model), list(index)
+
+
 @dataclass(frozen=True)
 class Plane:
     normal: np.ndarray  # unit, pointing up (toward +z where it has any z)
@@ -80,9 +98,7 @@ def fit_plane(points: np.ndarray, threshold: float = 0.005, min_inliers: int = 2
     for _ in range(tries):  # a wall can outnumber the floor: look past tilted planes a few times
         if len(remaining) < max(3, min_inliers):
             return None
-        o3d.utility.random.seed(0)
-        cloud = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(remaining))
-        model, index = cloud.segment_plane(threshold, 3, 200)
+        model, index = _ransac_plane(o3d, remaining, threshold)
         if len(index) < min_inliers:
             return None
         normal = np.asarray(model[:3], dtype=float)
