@@ -138,3 +138,22 @@ def test_a_study_section_resumes_when_another_section_changes(tmp_path):
     assert fingerprint(section("a", 1), "a") == before
     assert fingerprint(section("a", 2) + section("b", 1), "a") != before
     assert fingerprint(section("a", 1) + section("b", 1), "b") != before
+
+
+def test_a_study_section_runs_on_its_task_sample_and_refuses_tasks_its_suites_lack(tmp_path):
+    from conceptagent_ros.errors import ConfigError
+    from conceptagent_ros.evaluation.study import load_study, run_study, study_fingerprint
+
+    section = ("title: T\nsections:\n  - {id: s, title: S, about: A, planners: [react], llms: [offline], "
+               "suites: [easy], seeds: 1, metrics: [success_rate]TASKS}\n")
+    path = tmp_path / "study.yaml"
+    path.write_text(section.replace("TASKS", ""))
+    whole = study_fingerprint(*load_study(path)[1:3])
+    path.write_text(section.replace("TASKS", ", tasks: [easy_04, easy_13]"))
+    assert study_fingerprint(*load_study(path)[1:3]) != whole  # a sample is another run
+    run_study(path, tmp_path / "out", "test", stream=open(os.devnull, "w"))
+    ran = {r["task_id"] for r in json.loads((tmp_path / "out" / "results.json").read_text())["episodes"]}
+    assert ran == {"easy_04", "easy_13"}
+    path.write_text(section.replace("TASKS", ", tasks: [easy_04, moderate_01]"))
+    with pytest.raises(ConfigError, match="moderate_01"):
+        load_study(path)

@@ -54,6 +54,9 @@ class Section:
     metrics: list[str] = field(default_factory=lambda: ["success_rate"])
     compare: dict[str, Any] | None = None
     max_steps: int = 40  # a task's own max_steps wins; a real model on CPU pays for every step
+    # only these tasks of the suites (ids), where running them all costs too much: a planner that
+    # takes ten minutes a task on a CPU runs on a sample chosen by position, not by outcome
+    tasks: list[str] | None = None
 
 
 SIMULATED_NOTE = (
@@ -81,6 +84,11 @@ def load_study(path: Path) -> tuple[str, list[Section], dict[str, Any], str]:
     except (OSError, yaml.YAMLError, TypeError) as e:
         raise ConfigError(f"cannot read the study {path}: {e}") from e
     for s in sections:
+        if s.tasks is not None:
+            known = {t.id for name in s.suites for t in load_suite(name)}
+            missing = [t for t in s.tasks if t not in known]
+            if missing or not s.tasks:
+                raise ConfigError(f"study section {s.id}: tasks {missing or '[]'} are not tasks of {', '.join(s.suites)}")
         for p in s.planners:
             PlannerSpec.parse(p)  # bad planner specs fail before hours of running
         unknown = [m for m in s.metrics if m not in SUMMARY_COLUMNS]
@@ -94,8 +102,10 @@ def study_fingerprint(sections: Sequence[Section], overhead: Mapping[str, Any]) 
     settings. Titles, the sections' `about` and the reading are words about the results, and the
     other sections are other runs (a study of one section per planner reports each in its own
     folder), so changing them resumes from the journal instead of starting over."""
+    # (a section with no task list fingerprints as before the list existed, so its journal resumes)
     relevant = {"overhead": dict(overhead),
-                "sections": [{k: v for k, v in asdict(s).items() if k not in ("title", "about")} for s in sections]}
+                "sections": [{k: v for k, v in asdict(s).items()
+                              if k not in ("title", "about") and not (k == "tasks" and v is None)} for s in sections]}
     digest = hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
     return {"study": digest, "sections": [s.id for s in sections]}
 
@@ -119,7 +129,8 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
     all_rows: list[dict[str, Any]] = []
     for section in sections:
         stream.write(f"== {section.id}: {section.title}\n")
-        tasks = [t for name in section.suites for t in load_suite(name)]
+        tasks = [t for name in section.suites for t in load_suite(name)
+                 if section.tasks is None or t.id in section.tasks]
         rows: list[dict[str, Any]] = []
         for llm in section.llms:
             config = BenchConfig(planners=[str(PlannerSpec.parse(p)) for p in section.planners], llm=llm,
