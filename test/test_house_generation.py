@@ -1,4 +1,4 @@
-"""Generated houses (scene/generation, `conceptagent scenes generate`): judged from what the files say
+"""Generated houses (world/generation, `conceptagent scenes generate`): judged from what the files say
 and from the world they export, not by the generator's own checks. Development seeds only (0-99)."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import yaml
 from scipy import ndimage
 
 from conceptagent_ros.evaluation.tasks import load_tasks
-from conceptagent_ros.scene.generation import generate_house, write_house
 from conceptagent_ros.scene.house_geometry import layout
 from conceptagent_ros.scene.loader import load_scene, scene_from_dict
+from conceptagent_ros.world.generation import generate_house, write_house
 from conceptagent_ros.world.house import house as build_house
 
 ROBOT_RADIUS = 0.25  # metres: the base (0.22) and a little

@@ -21,11 +21,17 @@ from conceptagent_ros.models.store import ModelNotFetched, fetched_path, is_fetc
 def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> None:
     """A data-only wheel as the uploads are: `<pkg>/data/partNN.bin` and a dist-info."""
     package = name.replace("-", "_")
+    _archive(folder, name, version, {f"{package}/data/{member}": data for member, data in files.items()})
+
+
+def _archive(folder: Path, name: str, version: str, members: dict[str, bytes]) -> None:
+    """A wheel with members at the paths given, code beside them that must never run, and a dist-info."""
+    package = name.replace("-", "_")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(f"{package}/__init__.py", "raise SystemExit('never imported')\n")
-        for member, data in files.items():
-            archive.writestr(f"{package}/data/{member}", data)
+        for member, data in members.items():
+            archive.writestr(member, data)
         info = f"{package}-{version}.dist-info"
         archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
         archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
@@ -111,21 +117,6 @@ def test_the_catalogue_pins_every_part_of_every_model() -> None:
     assert {m.kind for m in CATALOGUE.values()} >= {"llm", "speech", "embedding", "parser"}
 
 
-def _folder_wheel(folder: Path, name: str, members: dict[str, bytes]) -> None:
-    """A wheel with members at the paths given (a model's folder inside a package, code beside it)."""
-    package = name.replace("-", "_")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(f"{package}/__init__.py", "raise SystemExit('never imported')\n")
-        for member, data in members.items():
-            archive.writestr(member, data)
-        info = f"{package}-1.0.0.dist-info"
-        archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0.0\n")
-        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr(f"{info}/RECORD", "")
-    (folder / f"{package}-1.0.0-py3-none-any.whl").write_bytes(buffer.getvalue())
-
-
 def test_a_folder_model_joins_its_parts_unpacks_its_zip_and_is_pinned_by_its_tree(tmp_path, monkeypatch) -> None:
     from conceptagent_ros.models.fetch import tree_digest
 
@@ -135,9 +126,9 @@ def test_a_folder_model_joins_its_parts_unpacks_its_zip_and_is_pinned_by_its_tre
     with zipfile.ZipFile(inner, "w") as z:
         z.writestr("1_Pooling/config.json", b"{}")
         z.writestr("model.safetensors", b"w" * 300)
-    _folder_wheel(index, "ears-part1", {"ears_part1/data/model.bin.part1": b"A" * 100, "ears_part1/data/config.json": b"{}"})
-    _folder_wheel(index, "ears-part2", {"ears_part2/data/model.bin.part2": b"B" * 50})
-    _folder_wheel(index, "words", {"words/model.zip": inner.getvalue(), "words/cli.py": b"print('code')"})
+    _archive(index, "ears-part1", "1.0.0", {"ears_part1/data/model.bin.part1": b"A" * 100, "ears_part1/data/config.json": b"{}"})
+    _archive(index, "ears-part2", "1.0.0", {"ears_part2/data/model.bin.part2": b"B" * 50})
+    _archive(index, "words", "1.0.0", {"words/model.zip": inner.getvalue(), "words/cli.py": b"print('code')"})
     monkeypatch.setenv("CONCEPTAGENT_MODELS", str(tmp_path / "models"))
     pip = ["--no-index", "--find-links", str(index)]
     expected = tmp_path / "expected"
@@ -168,7 +159,7 @@ def test_a_folder_model_joins_its_parts_unpacks_its_zip_and_is_pinned_by_its_tre
 def test_a_member_that_would_leave_the_models_folder_is_refused(tmp_path, monkeypatch) -> None:
     index = tmp_path / "index"
     index.mkdir()
-    _folder_wheel(index, "sly", {"sly/data/../../../escape.txt": b"x"})
+    _archive(index, "sly", "1.0.0", {"sly/data/../../../escape.txt": b"x"})
     monkeypatch.setenv("CONCEPTAGENT_MODELS", str(tmp_path / "models"))
     sly = RegistryModel("sly", "parser", "sly", ("sly==1.0.0",), 1, "0" * 64, "test", layout="folder",
                         take=("sly/data/",))

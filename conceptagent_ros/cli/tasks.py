@@ -360,7 +360,7 @@ def cmd_scenes_generate(args: argparse.Namespace) -> int:
     import yaml
 
     from conceptagent_ros.errors import SceneError
-    from conceptagent_ros.scene.generation import generate_house, write_house
+    from conceptagent_ros.world.generation import generate_house, write_house
 
     if args.out is None:
         raise SceneError("scenes generate needs --out DIR")

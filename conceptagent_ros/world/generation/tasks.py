@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from conceptagent_ros.scene.generation.rules import HouseRules
+from conceptagent_ros.world.generation.rules import HouseRules
 
 CONTAINER_WORDS = {"sink", "garbage_can", "bathtub", "bowl", "pot", "pan", "cup", "mug", "box", "fridge", "freezer",
                    "cabinet", "drawer", "microwave", "oven", "dresser", "vase"}

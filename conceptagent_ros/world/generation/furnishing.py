@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conceptagent_ros.scene.generation.rules import PieceRule, RoomRule
+from conceptagent_ros.world.generation.rules import PieceRule, RoomRule
 
 WALL_MARGIN = 0.02  # metres between a piece's back and its room's bound
 PIECE_GAP = 0.06  # metres between two pieces side by side (a camera sees the gap)

@@ -13,12 +13,12 @@ import numpy as np
 import yaml
 
 from conceptagent_ros.errors import SceneError
-from conceptagent_ros.scene.generation.floor_plans import RoomCut, cut_rooms
-from conceptagent_ros.scene.generation.furnishing import Piece, Rect, furnish_room
-from conceptagent_ros.scene.generation.rules import HouseRules, load_rules
-from conceptagent_ros.scene.generation.stocking import stock
-from conceptagent_ros.scene.generation.tasks import easy_tasks
 from conceptagent_ros.scene.model import Room
+from conceptagent_ros.world.generation.floor_plans import RoomCut, cut_rooms
+from conceptagent_ros.world.generation.furnishing import Piece, Rect, furnish_room
+from conceptagent_ros.world.generation.rules import HouseRules, load_rules
+from conceptagent_ros.world.generation.stocking import stock
+from conceptagent_ros.world.generation.tasks import easy_tasks
 
 ATTEMPTS = 200  # draws per seed before giving up (a house passes in a few)
 ROBOT_DOOR = 0.8  # metres: the narrowest doorway the robot (0.44 m across) is counted through

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conceptagent_ros.scene.generation.rules import HouseRules
+from conceptagent_ros.world.generation.rules import HouseRules
 
 
 @dataclass(frozen=True)
