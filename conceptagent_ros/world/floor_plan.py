@@ -9,6 +9,7 @@ it. A room's inside stays free: furniture stands up to its bounds.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from conceptagent_ros.scene.house_geometry import Box
@@ -101,31 +102,35 @@ def _open_runs(axis: int, coordinate: float, lo: float, hi: float, furniture: li
     return [(a - step / 2, b + step / 2) for a, b in runs]
 
 
+def meeting_edges(rooms: Iterable[Room]) -> Iterator[tuple[Room, Room, tuple[int, float, float, float]]]:
+    """Every two rooms that meet (in id order) with the edge they share (shared_edge)."""
+    ordered = sorted(rooms, key=lambda r: r.id)
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            edge = shared_edge(a, b)
+            if edge is not None:
+                yield a, b, edge
+
+
 def doorways(scene: Scene, furniture: list[Box]) -> list[Doorway]:
     """One doorway between every two rooms that meet: DOOR_WIDTH wide in the open stretch of their
     shared edge nearest its middle that has room for it, else as wide as the widest open stretch
     (furniture lines the wall: a narrow door, or none a robot fits through)."""
     found: list[Doorway] = []
-    rooms = sorted(scene.rooms.values(), key=lambda r: r.id)
-    for i, a in enumerate(rooms):
-        for b in rooms[i + 1:]:
-            edge = shared_edge(a, b)
-            if edge is None:
-                continue
-            axis, coordinate, lo, hi = edge
-            middle = (lo + hi) / 2
-            runs = _open_runs(axis, coordinate, lo, hi, furniture)
-            if not runs:
-                runs = [(middle - 0.05, middle + 0.05)]
-            wide = [r for r in runs if r[1] - r[0] >= DOOR_WIDTH]
-            if wide:
-                r0, r1 = min(wide, key=lambda r: abs(min(max(middle, r[0] + DOOR_WIDTH / 2), r[1] - DOOR_WIDTH / 2) - middle))
-                along, width = min(max(middle, r0 + DOOR_WIDTH / 2), r1 - DOOR_WIDTH / 2), DOOR_WIDTH
-            else:
-                r0, r1 = max(runs, key=lambda r: (r[1] - r[0], -abs((r[0] + r[1]) / 2 - middle)))
-                along, width = (r0 + r1) / 2, r1 - r0
-            centre = (along, coordinate) if axis == 0 else (coordinate, along)
-            found.append(Doorway((a.id, b.id), (round(centre[0], 3), round(centre[1], 3)), round(width, 3), axis))
+    for a, b, (axis, coordinate, lo, hi) in meeting_edges(scene.rooms.values()):
+        middle = (lo + hi) / 2
+        runs = _open_runs(axis, coordinate, lo, hi, furniture)
+        if not runs:
+            runs = [(middle - 0.05, middle + 0.05)]
+        wide = [r for r in runs if r[1] - r[0] >= DOOR_WIDTH]
+        if wide:
+            r0, r1 = min(wide, key=lambda r: abs(min(max(middle, r[0] + DOOR_WIDTH / 2), r[1] - DOOR_WIDTH / 2) - middle))
+            along, width = min(max(middle, r0 + DOOR_WIDTH / 2), r1 - DOOR_WIDTH / 2), DOOR_WIDTH
+        else:
+            r0, r1 = max(runs, key=lambda r: (r[1] - r[0], -abs((r[0] + r[1]) / 2 - middle)))
+            along, width = (r0 + r1) / 2, r1 - r0
+        centre = (along, coordinate) if axis == 0 else (coordinate, along)
+        found.append(Doorway((a.id, b.id), (round(centre[0], 3), round(centre[1], 3)), round(width, 3), axis))
     return found
 
 

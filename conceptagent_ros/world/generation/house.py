@@ -39,23 +39,18 @@ class GeneratedHouse:
 def _door_zones(cuts: list[RoomCut]) -> list[Rect]:
     """Where each doorway will be (the middle of the edge two rooms share, world/floor_plan) and
     the passage through it, kept free of furniture."""
-    from conceptagent_ros.world.floor_plan import shared_edge
+    from conceptagent_ros.world.floor_plan import meeting_edges
 
     zones: list[Rect] = []
     rooms = [Room(f"r{i}", c.category, c.bounds) for i, c in enumerate(cuts)]
-    for i, a in enumerate(rooms):
-        for b in rooms[i + 1:]:
-            edge = shared_edge(a, b)
-            if edge is None:
-                continue
-            axis, coordinate, lo, hi = edge
-            middle = (lo + hi) / 2
-            if axis == 0:
-                zones.append(Rect(middle - DOOR_KEEP_OUT, coordinate - PASSAGE_KEEP_OUT, middle + DOOR_KEEP_OUT,
-                                  coordinate + PASSAGE_KEEP_OUT))
-            else:
-                zones.append(Rect(coordinate - PASSAGE_KEEP_OUT, middle - DOOR_KEEP_OUT, coordinate + PASSAGE_KEEP_OUT,
-                                  middle + DOOR_KEEP_OUT))
+    for _, _, (axis, coordinate, lo, hi) in meeting_edges(rooms):
+        middle = (lo + hi) / 2
+        if axis == 0:
+            zones.append(Rect(middle - DOOR_KEEP_OUT, coordinate - PASSAGE_KEEP_OUT, middle + DOOR_KEEP_OUT,
+                              coordinate + PASSAGE_KEEP_OUT))
+        else:
+            zones.append(Rect(coordinate - PASSAGE_KEEP_OUT, middle - DOOR_KEEP_OUT, coordinate + PASSAGE_KEEP_OUT,
+                              middle + DOOR_KEEP_OUT))
     return zones
 
 
