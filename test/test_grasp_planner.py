@@ -229,3 +229,51 @@ def test_a_grasp_on_one_faces_points_alone_is_no_grasp(panda) -> None:
         assert failure.code == "NO_GRASP_FOUND"
         return
     assert all(c.width >= 0.004 for c in plan.candidates)
+
+
+def _seen_from_above(thickness: float) -> tuple[np.ndarray, np.ndarray]:
+    """An 18 x 5 cm remote `thickness` thick on a 40 cm table, seen from above: its top alone, and
+    the table round it (not under it)."""
+    remote = box_surface((0.5, 0.0, 0.4 + thickness / 2), (0.18, 0.05, thickness))
+    top = remote[remote[:, 2] > 0.4 + thickness - 1e-6]
+    around = table(half=0.4, centre=(0.5, 0.0)) + np.array([0.0, 0.0, 0.4])
+    around = around[~((np.abs(around[:, 0] - 0.5) < 0.09) & (np.abs(around[:, 1]) < 0.025))]
+    return top, around
+
+
+def test_the_support_under_a_thing_seen_only_from_above_is_the_surface_round_it() -> None:
+    """The remote's lowest seen point is its top; the table round it says where it rests. The
+    floor beyond the table's edge does not pull that down, and with nothing seen round it there
+    is no answer."""
+    from conceptagent_ros.manipulation.clouds import support_height
+
+    top, around = _seen_from_above(0.02)
+    assert support_height(top, around) == pytest.approx(0.40, abs=1e-6)
+    floor = table(half=0.4, centre=(0.5, 0.0))[:40]  # a strip of floor beside the remote, 40 cm down
+    assert support_height(top, np.concatenate([around, floor])) == pytest.approx(0.40, abs=1e-6)
+    assert support_height(top, around + np.array([5.0, 0.0, 0.0])) is None
+
+
+@pytest.mark.parametrize("thickness", [0.008, 0.012, 0.02, 0.03])
+def test_a_flat_thing_seen_only_from_above_is_taken_low_over_the_table_with_its_sides_filled_in(thickness) -> None:
+    """Its top alone gives the fingers nothing to close on (NO_GRASP_FOUND); with walls from its
+    outline down to the table, it is taken from above across its 5 cm, the fingertips between
+    the table and its top, no part of the hand below the table."""
+    from conceptagent_ros.manipulation.clouds import support_height, with_sides_to_support
+
+    mm = load_robot_spec("conceptagent_mm")
+    planner = GraspPlanner(mm.gripper, None)
+    top, around = _seen_from_above(thickness)
+    support = support_height(top, around)
+    with pytest.raises(ManipulationError):
+        planner.plan(top, around, support_z=support)
+    walled = with_sides_to_support(top, support)
+    assert float(walled[:, 2].min()) < 0.40 + 0.004 and len(walled) > len(top)
+    best = planner.plan(walled, around, support_z=support).best
+    assert best.approach == "top" and best.width == pytest.approx(0.05, abs=0.008)
+    tips = _finger_tips(best, mm.gripper)[:, 2]
+    assert 0.40 < tips.min() < 0.40 + thickness  # the fingertips below its top, above the table
+    assert _hand_lowest(best, mm.gripper) >= 0.40 - 0.006
+    # a thing whose sides were seen is left as it is
+    seen = box_surface((0.5, 0.0, 0.4 + thickness / 2), (0.18, 0.05, thickness))
+    assert len(with_sides_to_support(seen, 0.40)) == len(seen)

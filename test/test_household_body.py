@@ -428,3 +428,46 @@ def test_the_task_runs_on_the_body_seen_through_the_perception_pipeline(tmp_path
         PerceivingBody._fuse = original  # type: ignore[method-assign]
     assert result.success, result
     assert len(frames) >= 24 and frames[-1] >= 10  # two looks around at least, a map of the kitchen
+
+
+def test_a_pick_the_arm_could_not_reach_from_one_stance_is_tried_once_from_another() -> None:
+    """The arm's first try at the apple is made to fail as UNREACHABLE (a stand-in for a table edge
+    in the way): the base drives round to stand at least 45 degrees round the apple from where it
+    stood, as PyBullet has it (within the drive's arrival tolerance), and the pick from there holds the apple; a second UNREACHABLE from
+    the new stance too is the skill's failure, with no third try."""
+    from conceptagent_ros.skills.contract import SkillOutcome
+
+    body = HouseholdBody(load_scene("studio_kitchen"))
+    try:
+        assert body.execute(SkillCall("navigate_to", ("apple_1",))).success
+        p, c = body.p, body.client
+        apple = np.asarray(p.getBasePositionAndOrientation(body.base.bodies["apple_1"], physicsClientId=c)[0])
+        first = body.base.pose
+        real, tries = body.skills.execute, []
+
+        def unreachable_at_first(call, watch, log):  # noqa: ANN001, ANN202 - ArmSkills.execute's signature
+            tries.append((body.base.pose.x, body.base.pose.y))
+            if len(tries) == 1:
+                return SkillOutcome(call, False, "the arm did not reach the pre-grasp", "physical", "UNREACHABLE")
+            return real(call, watch, log)
+
+        body.skills.execute = unreachable_at_first
+        picked = body.execute(SkillCall("pick", ("apple_1",)))
+        assert picked.success and "another stance" in picked.message, picked.message
+        assert len(tries) == 2
+        before = np.arctan2(first.y - apple[1], first.x - apple[0])
+        after = np.arctan2(tries[1][1] - apple[1], tries[1][0] - apple[0])
+        # 45 degrees round the apple as seen, less what a 10 cm arrival tolerance 60 cm out turns that by
+        assert abs(np.remainder(after - before + np.pi, 2 * np.pi) - np.pi) >= np.radians(35)
+        judged = physical_household_state(p, c, body.base.bodies, body.robot, body.scene)
+        assert ("holding", "apple_1") in judged.atoms
+
+        def never_reached(call, watch, log):  # noqa: ANN001, ANN202
+            tries.append((body.base.pose.x, body.base.pose.y))
+            return SkillOutcome(call, False, "the arm did not reach above the place", "physical", "UNREACHABLE")
+
+        body.skills.execute = never_reached
+        placed = body.execute(SkillCall("place", ("apple_1", "countertop_1")))
+        assert not placed.success and placed.code == "UNREACHABLE" and len(tries) <= 4
+    finally:
+        body.close()

@@ -102,6 +102,32 @@ def test_the_approach_stands_off_a_long_sofas_side_not_off_the_circle_round_its_
     assert beside.pose.x < 3.5 and _to_box(beside.pose.x, beside.pose.y, centre, size) == pytest.approx(0.35, abs=RES)
 
 
+def test_another_stance_is_at_least_the_angle_asked_round_the_thing_from_the_one_that_failed() -> None:
+    """The same sofa: the first stance is off its long side toward the robot. Asked for another at
+    least 45 degrees round from that one, the base goes to the nearest other side that is free (an
+    end of the sofa), not a few degrees along the same side; with every side but the failed one
+    walled off, there is none, and the error says so."""
+    grid = room_with_a_wall(gap=4.0)
+    centre, size = (4.5, 3.0), (2.0, 0.9)
+    grid.occupied[int(2.55 / RES):int(3.45 / RES), int(3.5 / RES):int(5.5 / RES)] = True
+    cm = costmap(grid, 0.25)
+    first = approach_goal(cm, [], centre, (*size, 0.45), robot=(4.5, 1.0), standoff=0.35).pose
+    failed = math.atan2(first.y - centre[1], first.x - centre[0])
+    other = approach_goal(cm, [], centre, (*size, 0.45), robot=(4.5, 1.0), standoff=0.35,
+                          away_from=(failed, math.radians(45))).pose
+    heading = math.atan2(other.y - centre[1], other.x - centre[0])
+    assert abs(math.remainder(heading - failed, 2 * math.pi)) >= math.radians(45) - 1e-6
+    assert other.x < 3.5 or other.x > 5.5 or other.y > 3.45  # off an end or the far side, not the near side
+    assert abs(math.atan2(centre[1] - other.y, centre[0] - other.x) - other.yaw) < 1e-6  # facing the sofa
+    # everything but a corridor straight in front of the near side is taken: no other stance exists
+    grid.occupied[int(2.2 / RES):, :] = True
+    grid.occupied[:, :int(4.2 / RES)] = grid.occupied[:, int(4.8 / RES):] = True
+    walled = costmap(grid, 0.25)
+    with pytest.raises(NavigationError, match="other than the one that failed"):
+        approach_goal(walled, [], centre, (*size, 0.45), robot=(4.5, 1.0), standoff=0.35,
+                      away_from=(failed, math.radians(45)))
+
+
 def test_unknown_failure_codes_are_refused() -> None:
     with pytest.raises(ValueError):
         NavigationError("LOST", "nowhere")
@@ -220,3 +246,70 @@ def test_the_navigation_bench_drives_to_every_object_of_a_scene(tmp_path) -> Non
     refused = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "bench", "--suite", "navigation"],
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "--body pybullet" in refused.stderr
+
+
+def test_the_perceived_navigation_bench_drives_to_things_as_seen_and_judges_reach_on_the_truth() -> None:
+    """--sensing realistic: the body drives to each thing as its camera saw it, by localization's
+    estimate; the apple on the counter is reached and, by PyBullet's own box of it, within the
+    arm's reach; the milk shut in the fridge is never seen, and is counted apart, not as a drive."""
+    pytest.importorskip("pybullet")
+    pytest.importorskip("open3d")
+    from conceptagent_ros.evaluation.navigation_bench import NOT_SEEN, run_perceived_navigation_scene, summary
+
+    episodes = {e.target: e for e in run_perceived_navigation_scene("studio_kitchen", targets=["apple_1", "milk_1"])}
+    apple, milk = episodes["apple_1"], episodes["milk_1"]
+    assert apple.success and apple.within_reach, apple.message
+    assert 0.0 <= apple.object_distance <= 0.9 and apple.path_length > 0.3
+    assert 0.0 < apple.localization_error < 0.1  # the estimate is near the truth, but is not the truth
+    assert milk.code == NOT_SEEN and not milk.success
+    figures = summary(list(episodes.values()))
+    assert figures["drives"] == 1 and figures["not_seen"] == 1 and figures["reached"] == 1
+
+
+def test_the_obstacle_layer_marks_what_the_lidar_hits_and_clears_what_it_sees_through() -> None:
+    """A crate the map lacks is marked where the beams end on it; swept again with the crate gone,
+    the beams pass through and clear it; the map's own walls are never cleared."""
+    from conceptagent_ros.navigation.obstacle_layer import ObstacleLayer
+
+    grid = room_with_a_wall(gap=1.0)
+    layer = ObstacleLayer(grid)
+    angles = np.linspace(-0.3, 0.3, 31)
+    origin = (1.0, 2.0)
+    on_crate = np.column_stack([np.full(31, 2.0), 2.0 + np.tan(angles) * 1.0])  # a crate's face at x = 2
+    layer.update(origin, on_crate, np.ones(31, dtype=bool))
+    row, col = grid.cell_of(2.0, 2.0)
+    assert layer.occupancy().occupied[row, col] and not grid.occupied[row, col]
+    walled = costmap(layer.occupancy(), 0.25)
+    assert not walled.free(*grid.cell_of(1.9, 2.0))  # the base keeps its radius off the crate
+    through = np.column_stack([np.full(31, 2.8), 2.0 + np.tan(angles) * 1.8])  # nothing there now
+    layer.update(origin, through, np.zeros(31, dtype=bool))
+    assert not layer.occupancy().occupied[row, col]
+    wall_row, wall_col = grid.cell_of(3.0, 0.5)
+    layer.update((2.0, 0.5), np.array([[3.5, 0.5]]), np.zeros(1, dtype=bool))  # a beam "through" the wall
+    assert layer.occupancy().occupied[wall_row, wall_col]
+
+
+def test_the_body_drives_round_a_crate_the_map_does_not_have(tmp_path) -> None:
+    """The household body on its way to the apple: a crate stands on the middle of the path the map
+    alone gives. The lidar's sweep before the drive marks it, the path goes round, and the base
+    arrives touching nothing."""
+    pytest.importorskip("pybullet")
+    pytest.importorskip("open3d")
+    from conceptagent_ros.bodies.household.body import HouseholdBody
+    from conceptagent_ros.scene.loader import load_scene
+    from conceptagent_ros.skills.contract import SkillCall
+
+    body = HouseholdBody(load_scene("studio_kitchen"))
+    try:
+        p, c = body.p, body.client
+        start = body.base.believed
+        goal = body.stance.approach("apple_1").pose
+        waypoints = plan_path(body.stance.costmap, (start.x, start.y), (goal.x, goal.y)).waypoints
+        middle = waypoints[len(waypoints) // 2]
+        crate = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.15, 0.15, 0.3], physicsClientId=c)
+        p.createMultiBody(0, crate, basePosition=[middle[0], middle[1], 0.3], physicsClientId=c)
+        moved = body.execute(SkillCall("navigate_to", ("apple_1",)))
+        assert moved.success, moved.message
+        assert min(math.dist(middle, w) for w in body.last_path) > 0.15 + 0.22
+    finally:
+        body.close()

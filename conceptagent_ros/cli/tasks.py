@@ -91,7 +91,8 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--template", action="append", type=int, metavar="N",
                        help="voxposer suite: only template N (1..13, Table 4's order; repeatable)")
     bench.add_argument("--objects", default="named",
-                       help="grasp and place suites: named, random:A-B (random_urdfs ids) or a comma list (default named)")
+                       help="grasp and place suites: named, random:A-B (random_urdfs ids), shapes:dev or shapes:heldout "
+                            "(generated everyday shapes, 10 families), or a comma list (default named)")
     bench.add_argument("--clutter", type=positive_int, default=1,
                        help="grasp suite: objects on the table together, each picked in turn (default 1)")
     bench.set_defaults(func=cmd_bench)
@@ -226,14 +227,22 @@ def _bench_navigation(args: argparse.Namespace) -> int:
     _alone(args, "navigation")
     if args.body != "pybullet":
         raise ConceptAgentError("--suite navigation drives the robot's base in PyBullet: add --body pybullet")
-    from conceptagent_ros.evaluation.navigation_bench import run_navigation_scene, summary, write_results
+    from conceptagent_ros.evaluation.navigation_bench import (
+        run_navigation_scene,
+        run_perceived_navigation_scene,
+        summary,
+        write_results,
+    )
     from conceptagent_ros.scene.loader import list_scenes
 
     scenes = [args.scene] if args.scene else list_scenes("household")
-    print(f"Driving to every object of {', '.join(scenes)} in the exported world{'s' if len(scenes) > 1 else ''}",
-          flush=True)
-    localization = _sensing(args) == "realistic"
-    episodes = [e for name in scenes for e in run_navigation_scene(name, sys.stdout, localization=localization)]
+    perceived = _sensing(args) == "realistic"
+    print(f"Driving to every object of {', '.join(scenes)} in the exported world{'s' if len(scenes) > 1 else ''}"
+          + (", as the robot perceives it" if perceived else ", its true box"), flush=True)
+    if perceived:
+        episodes = [e for name in scenes for e in run_perceived_navigation_scene(name, sys.stdout)]
+    else:
+        episodes = [e for name in scenes for e in run_navigation_scene(name, sys.stdout)]
     s = summary(episodes)
     low, high = s["wilson_95"]
     ratio = s["path_over_straight_line_median"]
@@ -242,8 +251,8 @@ def _bench_navigation(args: argparse.Namespace) -> int:
           f"{ratio:.2f} at the median; failures {s['failures_by_code'] or 'none'}")
     if args.out:
         command = "conceptagent bench --suite navigation --body pybullet" + (f" --scene {args.scene}" if args.scene else "") \
-            + (" --sensing realistic" if localization else "")
-        for path in write_results(episodes, Path(args.out), command):
+            + (" --sensing realistic" if perceived else "")
+        for path in write_results(episodes, Path(args.out), command, perceived=perceived):
             print(f"wrote {path}")
     return EXIT_OK
 

@@ -8,7 +8,9 @@ pick executor on the physical Panda. The judge reads PyBullet's ground truth onl
 code with the planners: a grasp succeeds when the object's lowest point is at least 10 cm above the
 table after the lift and still is after a 2-second arm motion with the object still at the hand.
 
-Development objects: random_urdfs 000-499 and the named ones; the planners special-case no object.
+Development objects: random_urdfs 000-499, the named ones and the generated shapes numbered 0-9 of
+each family (`shapes:dev`); held out: random_urdfs 500-999 and shapes 100-109 (`shapes:heldout`). The
+planners special-case no object.
 """
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ from typing import TextIO
 import numpy as np
 
 from conceptagent_ros.bodies.tabletop.grasp_world import NAMED_OBJECTS, RANDOM_COUNT, GraspWorld
+from conceptagent_ros.bodies.tabletop.shapes import parse_shape, shape_set
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
+from conceptagent_ros.manipulation.clouds import as_resting
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.grasp_planner import GraspPlanner
 from conceptagent_ros.manipulation.pick_executor import PickExecutor
@@ -40,11 +44,23 @@ TABLE_TOP = 0.0
 
 
 def parse_objects(spec: str) -> list[str]:
-    """`named`, `random:A-B` (random_urdfs ids, inclusive) or a comma list of either kind's names."""
+    """`named`, `random:A-B` (random_urdfs ids, inclusive), `shapes:dev` or `shapes:heldout` (the
+    generated shapes of bodies/tabletop/shapes.py), or a comma list of these and of single names
+    (`duck`, `random:12`, `shape:plate:3`)."""
     objects: list[str] = []
     for part in (p.strip() for p in spec.split(",") if p.strip()):
         if part == "named":
             objects += list(NAMED_OBJECTS)
+        elif part.startswith("shapes:"):
+            try:
+                objects += [s.name for s in shape_set(part.split(":", 1)[1])]
+            except ValueError as e:
+                raise ConceptAgentError(f"--objects {part!r}: {e}") from None
+        elif part.startswith("shape:"):
+            try:
+                objects.append(parse_shape(part).name)
+            except ValueError as e:
+                raise ConceptAgentError(f"--objects {part!r}: {e}") from None
         elif part.startswith("random:"):
             span = part.split(":", 1)[1]
             try:
@@ -57,8 +73,8 @@ def parse_objects(spec: str) -> list[str]:
         elif part in NAMED_OBJECTS:
             objects.append(part)
         else:
-            raise ConceptAgentError(f"--objects: unknown {part!r}; use named, random:A-B or names from "
-                                    f"{', '.join(NAMED_OBJECTS)}")
+            raise ConceptAgentError(f"--objects: unknown {part!r}; use named, random:A-B, shapes:dev, shapes:heldout "
+                                    f"or names from {', '.join(NAMED_OBJECTS)}")
     if not objects:
         raise ConceptAgentError("--objects names no object")
     return objects
@@ -128,7 +144,10 @@ def run_episode(objects: Sequence[str], seed: int, picture: Path | None = None) 
             points = len(clouds.get(name, ()))
             started = time.perf_counter()
             try:
-                plan = planner.plan(clouds.get(name), scene)
+                if not points:
+                    raise ManipulationError("EMPTY_CLOUD", f"the cameras see no point of {name}")
+                seen, support_z = as_resting(clouds[name], scene)  # as the bodies' picks plan (arm_skills)
+                plan = planner.plan(seen, scene, support_z=support_z)
             except ManipulationError as e:
                 episodes.append(GraspEpisode(name, seed, len(objects), False, e.code, 0,
                                              (time.perf_counter() - started) * 1000, points, e.detail))
@@ -192,6 +211,15 @@ def run_grasp_bench(objects: Sequence[str], seeds: int, clutter: int = 1, stream
     return episodes
 
 
+def object_set(name: str) -> str:
+    """What a result is grouped under: random_urdfs, named, or a generated shape's family."""
+    if name.startswith("random:"):
+        return "random_urdfs"
+    if name.startswith("shape:"):
+        return f"shape {name.split(':')[1]}"
+    return "named"
+
+
 def summary(episodes: Sequence[GraspEpisode]) -> dict:
     n, wins = len(episodes), sum(e.success for e in episodes)
     low, high = wilson(wins, n)
@@ -199,7 +227,7 @@ def summary(episodes: Sequence[GraspEpisode]) -> dict:
     planning = sorted(e.planning_ms for e in episodes if e.planning_ms > 0)
     by_set: dict[str, list[GraspEpisode]] = {}
     for e in episodes:
-        by_set.setdefault("named" if not e.object.startswith("random:") else "random_urdfs", []).append(e)
+        by_set.setdefault(object_set(e.object), []).append(e)
     return {
         "episodes": n, "successes": wins, "success_rate": wins / n if n else 0.0,
         "wilson_95": [low, high],

@@ -1,14 +1,25 @@
-"""`conceptagent bench --suite navigation --body pybullet [--scene S] [--out DIR]`: in each household
-scene's exported world, the robot's base drives from the scene's start to where it would stand to
-work on every object in turn (id order, each drive from where the last one ended): the approach
-pose (navigation/approach.py), a path on the exported map (navigation/path_planner.py) and the
-PyBullet base following it (navigation/pybullet_base.py). A drive succeeds when the base arrives
-without touching anything; whether the object is then within the arm's reach is counted beside.
+"""`conceptagent bench --suite navigation --body pybullet [--sensing ideal|realistic] [--scene S] [--out DIR]`:
+in each household scene's exported world, the robot's base drives from the scene's start to where
+it would stand to work on every object in turn (id order, each drive from where the last one ended).
+
+- `--sensing ideal` (run_navigation_scene): to the layout's true box of each object, the pose
+  known exactly: the approach pose (navigation/approach.py), a path on the exported map
+  (navigation/path_planner.py) and the PyBullet base following it (navigation/pybullet_base.py). A
+  drive succeeds when the base arrives without touching anything; whether the object's middle is
+  then within the arm's reach of the approach pose is counted beside.
+- `--sensing realistic` (run_perceived_navigation_scene): as a robot does it, the household body's
+  own navigate_to (bodies/household/stance.py) to each thing as its mast camera saw it, through
+  noisy depth, the wheels slipping and the base driving by Monte Carlo localization's estimate; a
+  thing not yet seen is looked for first from its room (the map's rooms), and one never seen is
+  counted apart (NOT_SEEN: shut in a fridge or a drawer). Whether the thing is then within the
+  arm's reach is judged on PyBullet's truth: its box against where the shoulder really is.
+
 Printed per drive, with the path's length against the straight line and the time it took
 (simulated, and on this machine); written as results.json, results.md and episodes.csv with --out.
 """
 from __future__ import annotations
 
+import io
 import math
 import statistics
 import tempfile
@@ -33,6 +44,7 @@ from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS
 from conceptagent_ros.world.spawn import start_pose
 
 PLANNING_MARGIN = 0.05  # metres kept between the base and anything, beyond its radius (the map is 5 cm cells)
+NOT_SEEN = "NOT_SEEN"  # a perceived drive's target the camera never saw: no drive to count
 
 
 @dataclass(frozen=True)
@@ -93,20 +105,75 @@ def run_navigation_scene(name: str, stream: TextIO | None = None, targets: Seque
                     base.place(Pose2D(x, y, yaw))
                     if localization:  # and tell the robot where, as AMCL's initial pose is set
                         base.localizer = Localizer.start(home.grid, Pose2D(x, y, yaw), seed + len(episodes))
-            if stream is not None:
-                last = episodes[-1]
-                done = sum(ep.success for ep in episodes)
-                stream.write(f"[{len(episodes):>3}] {name:<15} {oid:<20} {'ok  ' if last.success else last.code:<8} "
-                             f"path {last.path_length:5.2f} m (straight {last.straight_line:5.2f} m)  "
-                             f"{last.sim_seconds:5.1f} s simulated, {last.wall_seconds:4.2f} s here  "
-                             f"({done}/{len(episodes)} so far){'' if last.success else '  ' + last.message}\n")
-                stream.flush()
+            _report(stream, name, episodes)
     finally:
         base.close()
     return episodes
 
 
+def run_perceived_navigation_scene(name: str, stream: TextIO | None = None, targets: Sequence[str] | None = None,
+                                   seed: int = 0, sensing: str = "realistic") -> list[NavigationEpisode]:
+    """Every thing of the scene in id order, driven to as the household body perceives it (see the
+    module's docstring). `object_distance` is then PyBullet's: from the shoulder's true position
+    to the nearest point of the thing's box, and `within_reach` compares it with the arm's reach."""
+    import numpy as np
+
+    from conceptagent_ros.bodies.household.body import HouseholdBody
+    from conceptagent_ros.skills.contract import SkillCall
+
+    scene = load_scene(name)
+    body = HouseholdBody(scene, seed=seed, log=io.StringIO(), sensing=sensing)
+    p, c = body.p, body.client
+    reach = body.spec_at_origin.arm.reach
+    episodes: list[NavigationEpisode] = []
+    try:
+        for oid in (targets if targets is not None else sorted(scene.objects)):
+            started = time.perf_counter()
+            if oid not in body.sight.memory:  # look for it from its room first, as a planner would send it
+                body.execute(SkillCall("navigate_to", (scene.objects[oid].room,)))
+            if oid not in body.sight.memory:
+                episodes.append(NavigationEpisode(name, oid, False, NOT_SEEN, 0.0, 0.0, 0.0, 0.0,
+                                                  time.perf_counter() - started, 0.0, False, 0.0,
+                                                  f"{oid} was not seen from its room ({scene.objects[oid].room})"))
+            else:
+                here = body.base.believed
+                body.stance.last_drive = None
+                outcome = body.execute(SkillCall("navigate_to", (oid,)))
+                drive, path = body.stance.last_drive, body.stance.last_path
+                length = sum(math.dist(a, b) for a, b in zip(path, path[1:])) if drive is not None else 0.0
+                straight = math.dist((here.x, here.y), path[-1]) if drive is not None and path else 0.0
+                shoulder = body.shoulder_at(body.base.pose)
+                lo, hi = (np.asarray(v) for v in p.getAABB(body.base.bodies[oid], -1, physicsClientId=c))
+                distance = float(np.linalg.norm(np.clip(shoulder, lo, hi) - shoulder))
+                reached = outcome.success or outcome.code == "OUT_OF_REACH"  # it arrived, as near as the map allows
+                truth, believed = body.base.pose, body.base.believed
+                episodes.append(NavigationEpisode(
+                    name, oid, reached, "" if reached else (outcome.code or outcome.kind), length, straight,
+                    drive.travelled if drive is not None else 0.0, drive.seconds if drive is not None else 0.0,
+                    time.perf_counter() - started, 0.0, reached and distance <= reach, distance, outcome.message,
+                    math.dist((truth.x, truth.y), (believed.x, believed.y))))
+            _report(stream, name, episodes)
+    finally:
+        body.close()
+    return episodes
+
+
+def _report(stream: TextIO | None, name: str, episodes: Sequence[NavigationEpisode]) -> None:
+    if stream is None:
+        return
+    last = episodes[-1]
+    done = sum(ep.success for ep in episodes)
+    stream.write(f"[{len(episodes):>3}] {name:<15} {last.target:<20} {'ok  ' if last.success else last.code:<8} "
+                 f"path {last.path_length:5.2f} m (straight {last.straight_line:5.2f} m)  "
+                 f"{last.sim_seconds:5.1f} s simulated, {last.wall_seconds:4.2f} s here  "
+                 f"({done}/{len(episodes)} so far){'' if last.success else '  ' + last.message}\n")
+    stream.flush()
+
+
 def summary(episodes: Sequence[NavigationEpisode]) -> dict:
+    """The drives' figures; a target never seen (NOT_SEEN) is no drive, and is counted apart."""
+    unseen = [e for e in episodes if e.code == NOT_SEEN]
+    episodes = [e for e in episodes if e.code != NOT_SEEN]
     wins = sum(e.success for e in episodes)
     low, high = wilson(wins, len(episodes))
     moved = [e for e in episodes if e.success and e.straight_line > 0.3]
@@ -120,18 +187,28 @@ def summary(episodes: Sequence[NavigationEpisode]) -> dict:
             "localization_error_median": statistics.median(e.localization_error for e in episodes if e.success)
             if wins else None,
             "localization_error_max": max((e.localization_error for e in episodes if e.success), default=None),
-            "failures_by_code": dict(Counter(e.code for e in episodes if not e.success))}
+            "failures_by_code": dict(Counter(e.code for e in episodes if not e.success)),
+            "not_seen": len(unseen)}
 
 
-def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str) -> list[Path]:
-    figures = {"command": command, "all": summary(episodes)}
+def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str, perceived: bool = False) -> list[Path]:
+    """`perceived`: the episodes are run_perceived_navigation_scene's."""
+    overall = summary(episodes)
+    figures: dict[str, object] = {"command": command, "all": overall}
     located = any(e.localization_error > 0 for e in episodes)
+    if perceived:
+        how = ("the household body's own navigate_to to each thing as its mast camera saw it (noisy depth, the "
+               "wheels slipping, the base driving by Monte Carlo localization's estimate), a thing not yet seen "
+               "looked for from its room first; a drive succeeds when the base arrives touching nothing, and the "
+               "thing is within the arm's reach when PyBullet's box of it is within reach of the shoulder's true "
+               f"position. Things never seen (shut in): {overall['not_seen']}, not counted as drives")
+    else:
+        how = ("the approach pose of each object's true box in id order; a drive succeeds when the base arrives "
+               "touching nothing" + (", arrival judged on where Monte Carlo localization puts it, the wheels slipping "
+                                     "(the error between that and where PyBullet has it is below)" if located
+                                     else ", its pose known exactly"))
     lines = [f"# The base driving to every object in the exported worlds\n\nMade by `{command}` on "
-             f"{time.strftime('%Y-%m-%d')}: conceptagent_mm's base in PyBullet, from the scene's start to the approach "
-             "pose of each object in id order; a drive succeeds when the base arrives touching nothing"
-             + (", arrival judged on where Monte Carlo localization puts it, the wheels slipping (the error "
-                "between that and where PyBullet has it is below)" if located else ", its pose known exactly")
-             + ".\n",
+             f"{time.strftime('%Y-%m-%d')}: conceptagent_mm's base in PyBullet, from the scene's start: {how}.\n",
              "| scene | drives | reached | 95% interval | object within the arm's reach | path / straight line (median) | "
              "simulated s (median) | planning ms (median) | failures |", "|---|---:|---:|---|---:|---:|---:|---:|---|"]
     for scene in sorted({e.scene for e in episodes}) + ["all"]:
@@ -145,7 +222,7 @@ def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str
                      f"{s['reached_within_arms_reach']} | {ratio} | {sim} | "
                      f"{s['planning_ms_median']:.1f} | {s['failures_by_code'] or 'none'} |")
     if located:
-        s = figures["all"]
+        s = overall
         lines += ["", f"Localization error on arrival: {100 * s['localization_error_median']:.1f} cm at the median, "
                   f"{100 * s['localization_error_max']:.1f} cm at most."]
     far = [e for e in episodes if e.success and not e.within_reach]
@@ -153,8 +230,12 @@ def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str
         lines += ["", "## Reached, but the object is beyond the arm's reach from there", "",
                   "Furniture keeps the base further off than the arm reaches (things at the back of a counter with a "
                   "cabinet in front of it): the base drove as near as it could get.", ""]
-        lines += [f"- {e.scene} {e.target}: {e.object_distance:.2f} m from its middle" for e in far]
-    failed = [e for e in episodes if not e.success]
+        lines += [f"- {e.scene} {e.target}: {e.object_distance:.2f} m from "
+                  + ("the shoulder to its nearest point" if perceived else "its middle") for e in far]
+    unseen = [e for e in episodes if e.code == NOT_SEEN]
+    if unseen:
+        lines += ["", "## Never seen", ""] + [f"- {e.scene} {e.target}: {e.message}" for e in unseen]
+    failed = [e for e in episodes if not e.success and e.code != NOT_SEEN]
     if failed:
         lines += ["", "## Failed drives", ""] + [f"- {e.scene} {e.target}: {e.code}: {e.message}" for e in failed]
     return write_bench_files(out, figures, "\n".join(lines) + "\n", episodes)

@@ -20,6 +20,7 @@ import numpy as np
 
 from conceptagent_ros.manipulation.articulation_executor import carry_out
 from conceptagent_ros.manipulation.articulation_planner import FrontGeometry, drawer_opening, front_geometry, plan_drawer
+from conceptagent_ros.manipulation.clouds import as_resting
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan, GraspPlanner
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig, PickExecutor
@@ -246,9 +247,11 @@ class ArmSkills:
         self.phase(f"planning a grasp of {obj}", 0.15)
         planner = GraspPlanner(self.spec.gripper, self.spec.arm, self.body.reachable)
         self.last_grasp_plan, self.last_grasp = None, None
-        # what the object rests on is no lower than its lowest point seen: the hand stays above that
-        support_z = float(np.nanmin(clouds[obj][:, 2])) if len(clouds[obj]) else None
-        plan = planner.plan(clouds[obj], self.others(clouds, obj), support_z=support_z)
+        # the hand stays above what the object rests on, and the sides the camera did not see go
+        # down to it (a remote seen from above)
+        others = self.others(clouds, obj)
+        points, support_z = as_resting(clouds[obj], others)
+        plan = planner.plan(points, others, support_z=support_z)
         self.last_grasp_plan = plan
         self.phase(f"picking {obj} ({len(plan.candidates)} grasps planned)", 0.3)
         config = self.pick_config

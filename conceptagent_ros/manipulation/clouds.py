@@ -114,3 +114,64 @@ def fit_plane(points: np.ndarray, threshold: float = 0.005, min_inliers: int = 2
         keep[np.asarray(index)] = False
         remaining = remaining[keep]
     return None
+
+
+def support_height(thing: np.ndarray, around: np.ndarray, ring: float = 0.06, min_points: int = 20) -> float | None:
+    """The top of what `thing` rests on, from the points `around` it: those within `ring` of its
+    footprint's box and no higher than its lowest point, at their 90th percentile in height (the
+    surface's top, not the floor past a table's edge); None where fewer than `min_points` are
+    there. A thin thing seen from above shows its top alone, so its own lowest point is its top:
+    a hand kept above that cannot take a remote off a table."""
+    if not len(thing) or not len(around):
+        return None
+    lo, hi = thing[:, :2].min(axis=0) - ring, thing[:, :2].max(axis=0) + ring
+    lowest = float(np.nanmin(thing[:, 2]))
+    inside = np.all((around[:, :2] >= lo) & (around[:, :2] <= hi), axis=1) & (around[:, 2] <= lowest + 0.005)
+    if int(inside.sum()) < min_points:
+        return None
+    return min(lowest, float(np.percentile(around[inside, 2], 90)))
+
+
+def with_sides_to_support(thing: np.ndarray, support_z: float, spacing: float = 0.004) -> np.ndarray:
+    """`thing` with walls from the outline of its footprint (its convex hull seen from above) down
+    to `support_z`, where its own points leave its sides unseen: a camera above a remote or a book
+    lying flat sees its top alone, and a top without sides gives the fingers nothing to close on.
+    A thing resting on a support stands on its footprint, so its sides go down to the support.
+    Where the points reach at least halfway down to the support already, they are returned as
+    they are."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    if len(thing) < 3:
+        return thing
+    top = float(np.nanmax(thing[:, 2]))
+    height = top - support_z
+    if height < 0.005 or float(np.nanmin(thing[:, 2])) <= support_z + 0.5 * height:
+        return thing
+    xy = thing[:, :2]
+    try:
+        hull = xy[ConvexHull(xy).vertices]
+    except QhullError:  # a line of points: no footprint to stand on
+        return thing
+    walls = []
+    for a, b in zip(hull, np.roll(hull, -1, axis=0)):
+        steps = max(1, int(np.ceil(np.linalg.norm(b - a) / spacing)))
+        along = a + (b - a) * (np.arange(steps) / steps)[:, None]
+        # each wall point up to the height of the thing's points nearest it
+        nearest = np.argmin(np.linalg.norm(xy[None, :, :] - along[:, None, :], axis=2), axis=1)
+        for point, up_to in zip(along, thing[nearest, 2]):
+            zs = np.arange(support_z + spacing / 2, up_to, spacing)
+            walls.append(np.column_stack([np.repeat(point[None, :], len(zs), axis=0), zs]))
+    return np.concatenate([thing, *walls]) if walls else thing
+
+
+def as_resting(thing: np.ndarray, around: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """A thing's points for a grasp, as it rests on what it stands on: the support's height (the
+    surface seen round it, else no lower than its lowest point seen) and its points with the sides
+    it hides filled down to that (with_sides_to_support). Every pick plans on this (the bodies'
+    arm skills, the grasp bench)."""
+    if not len(thing):
+        return thing, None
+    support = support_height(thing, around)
+    if support is None:
+        support = float(np.nanmin(thing[:, 2]))
+    return with_sides_to_support(thing, support), support

@@ -38,12 +38,18 @@ class GraspConfig:
     side_headings: int = 8  # approach headings for side grasps, over 360 degrees
     side_grasps: bool = True
     min_region_points: int = 6  # object points between the fingers
-    min_contact_depth: float = 0.008  # metres of the object between the fingers, along the approach
+    # metres of the object between the fingers, along the approach: a fingertip grasp of a plate 8 mm
+    # thick, the fingertips support_clearance over the table, has 6 mm
+    min_contact_depth: float = 0.005
     # metres between the two contacts at least: less is one face's points seen edge-on (a phone's top
     # taken from the side), nothing to squeeze
     min_width: float = 0.004
     # metres the hand may reach below the support's top (plan's support_z): the fingertips resting on it
     support_tolerance: float = 0.005
+    # metres the fingertips stay above the support's top (the object's other surroundings keep the
+    # gripper's clearance): low over the surface, as a person takes a phone off a table
+    support_clearance: float = 0.0015
+    support_band: float = 0.003  # surroundings' points this close above support_z are the support's top
     # how squarely each contact faces the closing axis (_contact_alignment, 1 = square). 0.4 was chosen
     # on the development objects (random_urdfs 000-059 and the named ones): 0.8 and 0.7 refused grasps
     # that held with rubber-like fingertips (friction 1.2), 0.25 gained nothing more
@@ -146,6 +152,7 @@ class GraspPlanner:
         scene = voxel_thin(near(clean(scene_points, "scene", required=False), centre, radius + hand), cfg.scene_voxel)
         if support_z is not None:  # the support as points, where the camera saw it or not: the fingers stop on it
             scene = np.concatenate([scene, _support_patch(centre, radius + hand, support_z, 2 * cfg.scene_voxel)])
+        on_support = scene[:, 2] <= support_z + cfg.support_band if support_z is not None else np.zeros(len(scene), bool)
         normals = outward_normals(obj)
         rejected: dict[str, int] = {}
         found: list[GraspCandidate] = []
@@ -156,7 +163,7 @@ class GraspPlanner:
             if extent_y > 3 * g.finger_width:  # long along the fingers' width: grasp at a few places
                 offsets += [-extent_y / 4, extent_y / 4]
             for oy in offsets:
-                outcome = self._evaluate(q_obj, q_scene, normals @ rotation, oy)
+                outcome = self._evaluate(q_obj, q_scene, on_support, normals @ rotation, oy)
                 if isinstance(outcome, str):
                     rejected[outcome] = rejected.get(outcome, 0) + 1
                     continue
@@ -205,10 +212,11 @@ class GraspPlanner:
             kept += 1
             yield candidate
 
-    def _evaluate(self, q_obj: np.ndarray, q_scene: np.ndarray, n_obj: np.ndarray,
+    def _evaluate(self, q_obj: np.ndarray, q_scene: np.ndarray, on_support: np.ndarray, n_obj: np.ndarray,
                   oy: float) -> str | tuple[np.ndarray, float, float, float]:
         """One hand orientation at offset `oy` along the fingers' width, in the hand's axes around
-        the object's centre: (grasp offset, width, antipodality, contact depth) or why not."""
+        the object's centre (`on_support`: which of the surroundings are the support's top):
+        (grasp offset, width, antipodality, contact depth) or why not."""
         g, cfg = self.gripper, self.config
         half_open, half_depth, c = g.max_opening / 2, g.finger_depth / 2, g.clearance
         slab = np.abs(q_obj[:, 1] - oy) <= g.finger_width / 2
@@ -216,7 +224,7 @@ class GraspPlanner:
             return "no_contact"
         ox = float((q_obj[slab, 0].max() + q_obj[slab, 0].min()) / 2)
         for _ in range(2):  # the depth depends on the centring and the centring on what the depth lets in
-            s = self._deepest(q_obj, q_scene, ox, oy)
+            s = self._deepest(q_obj, q_scene, on_support, ox, oy)
             if s is None:
                 return "collision"
             u = q_obj - np.array([ox, oy, s])
@@ -251,17 +259,20 @@ class GraspPlanner:
             return "not_antipodal"
         return np.array([ox, oy, s]), width, antipodal, depth
 
-    def _deepest(self, q_obj: np.ndarray, q_scene: np.ndarray, ox: float, oy: float) -> float | None:
+    def _deepest(self, q_obj: np.ndarray, q_scene: np.ndarray, on_support: np.ndarray, ox: float,
+                 oy: float) -> float | None:
         """How far along the approach the hand's centre can go (from the object's centre) before the
-        palm meets the object or anything of the hand meets the surroundings; None if not even
-        the shallowest useful depth is free."""
+        palm meets the object or anything of the hand meets the surroundings (the support's top:
+        the fingertips stop support_clearance short of it); None if not even the shallowest
+        useful depth is free."""
         g = self.gripper
-        half_open, half_depth, c = g.max_opening / 2, g.finger_depth / 2, g.clearance
+        half_open, half_depth = g.max_opening / 2, g.finger_depth / 2
         outer = half_open + g.finger_thickness
         # what lies behind where the hand starts its approach (the pre-grasp) is not in its way
         behind = float(q_obj[:, 2].min()) - self.config.pre_grasp_distance - g.palm_depth
         bounds = [np.inf]
-        for points, is_object in ((q_obj, True), (q_scene, False)):
+        for points, is_object, c in ((q_obj, True, g.clearance), (q_scene[~on_support], False, g.clearance),
+                                     (q_scene[on_support], False, self.config.support_clearance)):
             points = points[points[:, 2] >= behind]
             if len(points) == 0:
                 continue

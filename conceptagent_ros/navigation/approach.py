@@ -2,7 +2,8 @@
 line from the object toward the robot, outside the object's box by a standoff, facing it), but on
 the map: the pose must be free for the base, joined to where the robot stands, with no wall between
 it and the object; when the line toward the robot does not give one (a wall, other furniture), the
-other sides are tried, nearest the robot first, then further out (see approach_goal)."""
+other sides are tried, nearest the robot first, then further out (see approach_goal). `away_from`
+asks for another stance than one that failed: headings near the failed one are not tried."""
 from __future__ import annotations
 
 import math
@@ -37,14 +38,17 @@ class Approach:
 
 def approach_goal(cm: Costmap, walls: Sequence[Wall], target: tuple[float, float], size: tuple[float, float, float],
                   robot: tuple[float, float], standoff: float = 0.35, reach: float = 0.9,
-                  farthest: float = 1.6, side: float | None = None) -> Approach:
+                  farthest: float = 1.6, side: float | None = None,
+                  away_from: tuple[float, float] | None = None) -> Approach:
     """A free pose `standoff` outside the object's box (out of the side it faces), or further out
     while the object's middle stays within `reach` of the base (at least 25 cm further), facing it, with no wall between it
     and the object, in the free space the robot stands in (not a pocket it cannot drive to). Where
     furniture keeps the base further off (a thing at the back of a counter behind a cabinet), the
     nearest such pose within `farthest` of the object's middle, marked as not within reach. With
     `side` (a heading from the object's middle: a cabinet's front, that opens), that side is tried
-    first instead of the robot's."""
+    first instead of the robot's. `away_from` (a heading from the object's middle, and an angle): no
+    pose whose heading from the object is within that angle of that heading, for another stance
+    than the one a skill failed from (the nearest such pose, as above)."""
     half = 0.5 * math.hypot(size[0], size[1])
     here = nearest_free(cm, *robot, tolerance=0.3)
     region = cm.regions[here] if here is not None else 0
@@ -55,6 +59,8 @@ def approach_goal(cm: Costmap, walls: Sequence[Wall], target: tuple[float, float
     for extra in np.arange(0.0, max(reach - standoff, farthest - half - standoff) + 1e-9, cm.grid.resolution):
         for turn in turns:
             a = toward + turn
+            if away_from is not None and abs(math.remainder(a - away_from[0], 2 * math.pi)) < away_from[1] - 1e-9:
+                continue
             # out of the box's side that way (a sofa's long side is near its middle, its ends far),
             # not out of the circle round its corners: 55 cm off a 2 m sofa's front was out of reach
             edge = _to_box_edge(size, a)
@@ -68,7 +74,8 @@ def approach_goal(cm: Costmap, walls: Sequence[Wall], target: tuple[float, float
                     and not _through_wall((x, y), target, walls):
                 pose = Pose2D(x, y, math.atan2(target[1] - y, target[0] - x))
                 return Approach(pose, math.dist((x, y), target), bool(extra <= spread + 1e-9))
-    raise NavigationError("NO_PATH", f"no free spot within {max(half + standoff + reach, farthest):.2f} m of the "
+    elsewhere = " other than the one that failed" if away_from is not None else ""
+    raise NavigationError("NO_PATH", f"no free spot{elsewhere} within {max(half + standoff + reach, farthest):.2f} m of the "
                                      f"object at ({target[0]:.2f}, {target[1]:.2f}) that sees it")
 
 

@@ -173,12 +173,7 @@ class PyBulletBase:
         (what stands below or above that plane is not seen, as on the robot), ranges with
         LIDAR_NOISE; the robot's own parts, and nothing within range, give no return."""
         p, c = self.p, self.client
-        if self._laser is None:
-            self._laser = next(j for j in range(p.getNumJoints(self.robot, physicsClientId=c))
-                               if p.getJointInfo(self.robot, j, physicsClientId=c)[12].decode() == "laser_link")
-        state = p.getLinkState(self.robot, self._laser, computeForwardKinematics=True, physicsClientId=c)
-        origin = np.asarray(state[4])
-        yaw = p.getEulerFromQuaternion(state[5])[2]
+        origin, yaw = self._laser_pose()
         angles = np.linspace(-LIDAR["half_fov"], LIDAR["half_fov"], LIDAR["samples"])
         directions = np.stack([np.cos(yaw + angles), np.sin(yaw + angles), np.zeros_like(angles)], axis=1)
         starts = origin + directions * LIDAR["min_range"]
@@ -188,6 +183,30 @@ class PyBulletBase:
         ranges = np.array([LIDAR["min_range"] + h[2] * span if h[0] not in (-1, self.robot) else np.inf for h in hits])
         ranges = ranges + rng.normal(0.0, LIDAR_NOISE, len(ranges)) * np.isfinite(ranges)
         return Scan(angles, ranges, LIDAR["max_range"])
+
+    def _laser_pose(self) -> tuple[np.ndarray, float]:
+        """Where laser_link is in the simulator's world, and its heading."""
+        p, c = self.p, self.client
+        if self._laser is None:
+            self._laser = next(j for j in range(p.getNumJoints(self.robot, physicsClientId=c))
+                               if p.getJointInfo(self.robot, j, physicsClientId=c)[12].decode() == "laser_link")
+        state = p.getLinkState(self.robot, self._laser, computeForwardKinematics=True, physicsClientId=c)
+        return np.asarray(state[4]), float(p.getEulerFromQuaternion(state[5])[2])
+
+    def scan_on_map(self, rng: np.random.Generator) -> tuple[tuple[float, float], np.ndarray, np.ndarray]:
+        """A sweep of the lidar as the robot puts it on its map, from where it believes it stands:
+        the lidar's position (x, y), each beam's end (N x 2: where it came back, else at its range)
+        and which came back."""
+        scan = self.scan(rng)
+        origin, yaw = self._laser_pose()
+        reach = np.where(np.isfinite(scan.ranges), scan.ranges, scan.max_range)
+        ends = np.column_stack([origin[0] + np.cos(yaw + scan.angles) * reach,
+                                origin[1] + np.sin(yaw + scan.angles) * reach,
+                                np.full(len(reach), origin[2]), np.ones(len(reach))])
+        to_map = self.believed_from_true()
+        ends = ends @ to_map.T
+        start = to_map @ np.append(origin, 1.0)
+        return (float(start[0]), float(start[1])), ends[:, :2], np.isfinite(scan.ranges)
 
     def drive(self, path: PlannedPath, goal_yaw: float, limits: DriveLimits = DriveLimits(),
               timeout: float | None = None, carried: Collection[int] = (),

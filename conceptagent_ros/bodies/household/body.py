@@ -12,7 +12,8 @@ skill acts on a thing the base turns to face it. Skills:
   OUT_OF_REACH where it arrived as near as the map allows and the arm still does not reach the thing;
 - pick, place: the manipulation package's grasp and place planners on what the camera sees, and
   its executors on the arm (bodies/household/mobile_arm.py), through manipulation/arm_skills as on every
-  body; a thing is picked or placed only within the arm's reach, else the skill is refused;
+  body; a thing is picked or placed only within the arm's reach, else the skill is refused; one
+  that could not reach or grasp its thing is tried once more from another side of it;
 - open, close: drawers through the same skills (arm_skills.move_drawer), the base first standing
   square before the drawer's front (navigate_to goes to the side a door or drawer opens to); a
   hinged door (fridge, microwave, oven) is opened by bodies/household/doors.py (the handle pulled on its
@@ -74,6 +75,11 @@ from conceptagent_ros.world.sdf_world import SLIDING, model_kind
 from conceptagent_ros.world.spawn import start_pose
 
 PHYSICAL_SKILLS = ("navigate_to", "pick", "place", "open", "close")
+# what a pick or a place that failed from one stance may not fail from another (_another_stance_for):
+# the arm did not reach, or no grasp fitted what the camera saw from there. A skill that touched
+# its thing (it slipped, it fell) is not tried again: the thing is not where it was planned; and a
+# thing out of the arm's reach is refused before any motion: the planner is told to go to it first
+ANOTHER_STANCE_FOR = ("UNREACHABLE", "NO_GRASP_FOUND")
 
 
 class HouseholdBody(SkilledBody):
@@ -116,7 +122,8 @@ class HouseholdBody(SkilledBody):
         self.arm.believed_from_true = self.base.believed_from_true
         self.sight.camera.believed_from_true = self.base.believed_from_true
         self.stance = Stance(self.base, self.arm, scene, self.home, self.kinds, self.sight, self.grip,
-                             shoulder=self.shoulder, moved=self._base_moved, reach=self.spec_at_origin.arm.reach)
+                             shoulder=self.shoulder, moved=self._base_moved, reach=self.spec_at_origin.arm.reach,
+                             seed=seed)
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
                                 near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True,
                                 pick_config=PickConfig(unseen_after_lift_is_held=True), doors=HingedDoors(self))
@@ -204,13 +211,16 @@ class HouseholdBody(SkilledBody):
 
     # -- where the arm is ------------------------------------------------------------------------
     def _spec_here(self) -> RobotSpec:
-        """The robot's spec with its shoulder where the base stands now (the planners work in the world)."""
-        spec = self.spec_at_origin
-        pose = self.base.believed
-        bx, by, bz = spec.arm.base
+        """The robot's spec with its shoulder where the base stands now, as it believes (the planners
+        work in the world)."""
+        x, y, z = (float(v) for v in self.shoulder_at(self.base.believed))
+        return replace(self.spec_at_origin, arm=replace(self.spec_at_origin.arm, base=(x, y, z)))
+
+    def shoulder_at(self, pose: Pose2D) -> np.ndarray:
+        """Where the arm's shoulder is with the base at `pose`, the torso as it is now."""
+        bx, by, bz = self.spec_at_origin.arm.base
         c, s = math.cos(pose.yaw), math.sin(pose.yaw)
-        shoulder = (pose.x + c * bx - s * by, pose.y + s * bx + c * by, bz + self.arm.torso_height())
-        return replace(spec, arm=replace(spec.arm, base=shoulder))
+        return np.array([pose.x + c * bx - s * by, pose.y + s * bx + c * by, bz + self.arm.torso_height()])
 
     def shoulder(self) -> np.ndarray:
         return np.asarray(self.skills.spec.arm.base)
@@ -360,6 +370,30 @@ class HouseholdBody(SkilledBody):
         if call.skill == "close" and self.kinds.get(call.args[0]) == "door":
             return SkillOutcome(call, False, f"{call}: this arm opens hinged doors but does not close them yet "
                                              "(bodies/household/doors.py says why)", "unavailable")
+        outcome = self._act(call, watch)
+        if outcome.success or outcome.code not in ANOTHER_STANCE_FOR or call.skill not in ("pick", "place"):
+            return outcome
+        why_not = self._another_stance_for(call)
+        if why_not is not None:
+            self.log.write(f"[body] {call}: {outcome.kind}, and no other stance to try it from: {why_not}\n")
+            return outcome
+        self.log.write(f"[body] {call}: {outcome.kind} from the first stance; trying once more from another\n")
+        again = self._act(call, watch)
+        return replace(again, message=f"{again.message} (from another stance; from the first: {outcome.message})")
+
+    def _another_stance_for(self, call: SkillCall) -> str | None:
+        """Drive round to another side of what a pick or a place that could not reach or grasp it
+        works on (stance.another_stance): None where the base stands there now, else why not (a
+        door or a drawer is worked from before its front)."""
+        if self.held is not None and call.skill == "pick":
+            return "the hand holds something"
+        target = call.args[1] if call.skill == "place" else call.args[0]
+        if self.kinds.get(target) in ("door", "drawer") or self._worked_in(call) in self.door_ids():
+            return f"{target} is worked from before a front"
+        return self.stance.another_stance(target)
+
+    def _act(self, call: SkillCall, watch: SkillWatch | None) -> SkillOutcome:
+        """A pick, a place, an open or a close on the arm, from where the base stands."""
         if call.skill in ("open", "close") and call.args[0] in self._drawers():
             self.stance.stand_before_front(call.args[0])  # a hinged door's stance is its own (bodies/household/doors.py)
         container = self._worked_in(call)

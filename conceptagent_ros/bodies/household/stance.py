@@ -17,8 +17,9 @@ from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Seen, Sight
 from conceptagent_ros.manipulation.clouds import fit_plane
 from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.place_planner import PlaceConfig
-from conceptagent_ros.navigation.approach import approach_goal
+from conceptagent_ros.navigation.approach import Approach, approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
+from conceptagent_ros.navigation.obstacle_layer import ObstacleLayer
 from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
 from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
 from conceptagent_ros.scene.model import Scene
@@ -38,6 +39,10 @@ FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the headin
 TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
 CLEARANCE_MARGIN = 0.05  # metres the base's paths keep clear of everything, beyond its radius
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
+# another stance (after a skill could not reach or grasp from the first) is at least this far round
+# the thing from the first, as seen from its middle: nearer, the arm meets the same table edge or
+# shelf side, and the camera sees the same face of the thing
+ANOTHER_STANCE_APART = math.radians(45.0)
 # the torso's heights tried for a pick or a place, lowest first (torso_for): the lowest from which
 # the hand reaches over the target pointing down, one step higher for room; a book on a 1.2 m shelf
 # is out of reach pointing down from the shoulder's 0.90 m, a sponge held over a bowl on a counter too
@@ -59,14 +64,17 @@ class Stance:
 
     def __init__(self, base: PyBulletBase, arm: MobileArm, scene: Scene, home: House, kinds: dict[str, str],
                  sight: Sight, grip: Grip, shoulder: Callable[[], np.ndarray], moved: Callable[[], None],
-                 reach: float):
+                 reach: float, seed: int = 0):
         self.base, self.arm, self.scene, self.home, self.kinds = base, arm, scene, home, kinds
         self.sight, self.grip, self.shoulder, self.moved, self.reach = sight, grip, shoulder, moved, reach
         # the same margin with localization on: 4 cm more for its error left 5 of 30 easy tasks
         # without a path, and the error stays below 4 cm
         self.costmap = costmap(home.grid, FOOTPRINT_RADIUS + CLEARANCE_MARGIN)
+        self.obstacles = ObstacleLayer(home.grid)  # what the lidar saw that the map lacks (an open door)
+        self.lidar_noise = np.random.default_rng([seed, 23])
         self.tucked = True
         self.last_path: list[tuple[float, float]] = []  # the base's last planned path (x, y), for rviz
+        self.last_drive: DriveResult | None = None  # how the last drive went (the navigation bench reads it)
 
     # -- the arm's posture --------------------------------------------------------------------------
     def tuck(self) -> None:
@@ -288,9 +296,12 @@ class Stance:
         of mass), carrying what the hand holds; then the arm's planners follow the base."""
         self.tuck()
         self.lift_torso(0.0)
+        if self.grip.held is not None and self.grip.weld_id is None:  # a place that failed let go of the weld
+            self.grip.weld()
         self.grip.hold_carried()
         self.last_path = [(float(x), float(y)) for x, y in path.waypoints]
         result = self.base.drive(path, yaw, carried=self.grip.carried_bodies(), carry=self.grip.carry)
+        self.last_drive = result
         self.moved()
         return result
 
@@ -298,9 +309,11 @@ class Stance:
         """navigate_to: to a free spot near a room's middle, or to where the base should stand for a
         thing as the robot saw it (before a front: as far out as the arm pulls it from); then a look
         around. OUT_OF_REACH where it arrived as near as the map allows and the arm still does not
-        reach the thing (`out_of_reach` says why)."""
+        reach the thing (`out_of_reach` says why), from the first stance and from another
+        (another_stance) where the thing has no front to stand before."""
         target = call.args[0]
         start = (self.base.believed.x, self.base.believed.y)
+        self.sense_obstacles()
         try:
             if target in self.scene.rooms:
                 room = self.scene.rooms[target]
@@ -310,29 +323,72 @@ class Stance:
                 goal_xy = self.costmap.grid.centre_of(*cell)
                 goal_yaw = math.atan2(goal_xy[1] - start[1], goal_xy[0] - start[0])
             else:
-                seen = self.sight.memory.get(target)
-                if seen is None:
+                if target not in self.sight.memory:
                     return SkillOutcome(call, False, f"{call} failed: {target} has not been seen; the robot does not "
                                                      "know where it is", "precondition")
-                size = tuple(float(v) for v in seen.hi - seen.lo)
-                side = self.front_side(target)
-                # before a front, as far out as the arm pulls it from: nearer, the camera sees only its top
-                approach = approach_goal(self.costmap, self.home.plan.walls, (float(seen.centre[0]), float(seen.centre[1])),
-                                         size, start, reach=self.reach,  # type: ignore[arg-type]
-                                         side=side, standoff=FRONT_STANDOFF if side is not None else APPROACH_STANDOFF)
+                approach = self.approach(target)
                 goal_xy, goal_yaw = (approach.pose.x, approach.pose.y), approach.pose.yaw
             path = plan_path(self.costmap, start, goal_xy)
         except NavigationError as e:
             return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
-        if self.grip.held is not None and self.grip.weld_id is None:  # a place that failed let go of the weld
-            self.grip.weld()
         result = self.drive(path, goal_yaw)
         self.look_around()
         if not result.reached:
             return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)
         far = out_of_reach(SkillCall("pick", (target,))) if target in self.scene.objects else None
+        if far is not None and self.another_stance(target) is None:
+            far = out_of_reach(SkillCall("pick", (target,)))
+            if far is None:
+                return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s, "
+                                                "then went round to another side: the first was out of reach")
         if far is not None:  # as near as the map lets the base stand (furniture in front), and still too far
             return SkillOutcome(call, False, f"{call} failed: OUT_OF_REACH: the base stands as near as the map "
                                              f"allows after {result.travelled:.1f} m, and {far}", "physical",
                                 "OUT_OF_REACH")
         return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s")
+
+    def sense_obstacles(self) -> None:
+        """A lidar sweep from where the base stands into the obstacle layer, and the costmap the
+        drives plan on made again from the map and the layer: what stands out into the room since
+        the map was made (a door left open) is driven round, not into."""
+        origin, ends, hit = self.base.scan_on_map(self.lidar_noise)
+        self.obstacles.update(origin, ends, hit)
+        self.costmap = costmap(self.obstacles.occupancy(), FOOTPRINT_RADIUS + CLEARANCE_MARGIN)
+
+    def approach(self, target: str, away_from: tuple[float, float] | None = None) -> Approach:
+        """Where the base should stand for a thing as the robot last saw it (navigation/approach):
+        before a front, as far out as the arm pulls it from (nearer, the camera sees only its top);
+        `away_from` as approach_goal has it. NavigationError where there is no such spot."""
+        seen = self.sight.memory[target]
+        pose = self.base.believed
+        size = tuple(float(v) for v in seen.hi - seen.lo)
+        side = self.front_side(target)
+        return approach_goal(self.costmap, self.home.plan.walls, (float(seen.centre[0]), float(seen.centre[1])),
+                             size, (pose.x, pose.y), reach=self.reach,  # type: ignore[arg-type]
+                             side=side, standoff=FRONT_STANDOFF if side is not None else APPROACH_STANDOFF,
+                             away_from=away_from)
+
+    def another_stance(self, target: str) -> str | None:
+        """Drive round to another side of a thing, ANOTHER_STANCE_APART at least from where the base
+        stands now as seen from the thing's middle, for a skill that could not reach or grasp it
+        from here (the arm came at it over a table's edge, or the camera saw the face no grasp
+        fits); then a look around. None where the base stands there now; else why not (a door
+        or a drawer is worked from before its front, which is where the base stands already)."""
+        seen = self.sight.memory.get(target)
+        if seen is None:
+            return f"{target} has not been seen"
+        if self.front_side(target) is not None:
+            return f"{target} is worked from before its front"
+        pose = self.base.believed
+        failed = math.atan2(pose.y - float(seen.centre[1]), pose.x - float(seen.centre[0]))
+        self.sense_obstacles()
+        try:
+            approach = self.approach(target, away_from=(failed, ANOTHER_STANCE_APART))
+            if not approach.within_reach:
+                return f"no other side of {target} within the arm's reach is free for the base"
+            path = plan_path(self.costmap, (pose.x, pose.y), (approach.pose.x, approach.pose.y))
+        except NavigationError as e:
+            return f"{e.code}: {e.detail}"
+        result = self.drive(path, approach.pose.yaw)
+        self.look_around()
+        return None if result.reached else f"{result.code}: {result.message}"

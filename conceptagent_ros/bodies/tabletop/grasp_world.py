@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from conceptagent_ros.bodies.tabletop.shapes import parse_shape, shape_urdf_file
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.clouds import voxel_thin
 from conceptagent_ros.manipulation.hand_frame import parse_tool_axes, tool_rotation
@@ -41,15 +42,21 @@ HAND_TURN_TOLERANCE = np.radians(12.0)
 
 
 def object_urdf(spec: str) -> tuple[str, float]:
-    """`duck`, ... or `random:N`: its URDF (pybullet_data relative) and scale."""
+    """`duck`, ... or `random:N`: its URDF (pybullet_data relative) and scale; `shape:FAMILY:N`: the
+    generated shape's URDF file (bodies/tabletop/shapes.py), at its own size."""
     if spec in NAMED_OBJECTS:
         return NAMED_OBJECTS[spec]
+    if spec.startswith("shape:"):
+        try:
+            return shape_urdf_file(parse_shape(spec)), 1.0
+        except ValueError as e:
+            raise ConceptAgentError(str(e)) from None
     if spec.startswith("random:"):
         index = int(spec.split(":", 1)[1])
         if not 0 <= index < RANDOM_COUNT:
             raise ConceptAgentError(f"random_urdfs run 0..{RANDOM_COUNT - 1}; got {index}")
         return f"random_urdfs/{index:03d}/{index:03d}.urdf", RANDOM_SCALE
-    raise ConceptAgentError(f"unknown object {spec!r}: one of {', '.join(NAMED_OBJECTS)} or random:N")
+    raise ConceptAgentError(f"unknown object {spec!r}: one of {', '.join(NAMED_OBJECTS)}, random:N or shape:FAMILY:N")
 
 
 def _drop_poses(count: int, rng: np.random.Generator, spacing: float = 0.11,
@@ -93,7 +100,10 @@ class GraspWorld:
         for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng, keep_clear=tray), objects):
             urdf, scale = object_urdf(spec)
             tumble = Rotation.from_euler("xyz", [0.0, 0.0, yaw]).as_quat()
-            things.append(UrdfObject(spec, urdf, (x, y, 0.08), tuple(tumble), scale))  # type: ignore[arg-type]
+            # a generated shape is set down just above the table, lying as its family says (dropped
+            # from 8 cm, an upright can tips over); the others are dropped
+            z = parse_shape(spec).extent[2] / 2 + 0.003 if spec.startswith("shape:") else 0.08
+            things.append(UrdfObject(spec, urdf, (x, y, z), tuple(tumble), scale))  # type: ignore[arg-type]
         self.table = Tabletop(TabletopScene(objects=tuple(things), cabinet=cabinet), gui=gui, camera_size=CAMERA_SIZE)
         p, c = self.table.p, self.table.client
         self.tray = tray
