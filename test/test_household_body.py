@@ -433,8 +433,9 @@ def test_the_task_runs_on_the_body_seen_through_the_perception_pipeline(tmp_path
 def test_a_pick_the_arm_could_not_reach_from_one_stance_is_tried_once_from_another() -> None:
     """The arm's first try at the apple is made to fail as UNREACHABLE (a stand-in for a table edge
     in the way): the base drives round to stand at least 45 degrees round the apple from where it
-    stood, as PyBullet has it (within the drive's arrival tolerance), and the pick from there holds the apple; a second UNREACHABLE from
-    the new stance too is the skill's failure, with no third try."""
+    stood, as PyBullet has it (within the drive's arrival tolerance), and the pick from there holds
+    the apple; a second UNREACHABLE from the new stance too is the skill's failure, with no third
+    try."""
     from conceptagent_ros.skills.contract import SkillOutcome
 
     body = HouseholdBody(load_scene("studio_kitchen"))

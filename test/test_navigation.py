@@ -268,7 +268,8 @@ def test_the_perceived_navigation_bench_drives_to_things_as_seen_and_judges_reac
 
 def test_the_obstacle_layer_marks_what_the_lidar_hits_and_clears_what_it_sees_through() -> None:
     """A crate the map lacks is marked where the beams end on it; swept again with the crate gone,
-    the beams pass through and clear it; the map's own walls are never cleared."""
+    the beams pass through and clear it; the map's own walls are never cleared, and a hit on a
+    wall's face is the wall, not a new obstacle beside it."""
     from conceptagent_ros.navigation.obstacle_layer import ObstacleLayer
 
     grid = room_with_a_wall(gap=1.0)
@@ -284,6 +285,9 @@ def test_the_obstacle_layer_marks_what_the_lidar_hits_and_clears_what_it_sees_th
     through = np.column_stack([np.full(31, 2.8), 2.0 + np.tan(angles) * 1.8])  # nothing there now
     layer.update(origin, through, np.zeros(31, dtype=bool))
     assert not layer.occupancy().occupied[row, col]
+    before_wall = grid.cell_of(2.94, 1.0)  # a beam ending on the dividing wall's face, a centimetre short
+    layer.update(origin, np.array([[2.94, 1.0]]), np.ones(1, dtype=bool))
+    assert not layer.marked[before_wall]  # the map's wall, seen: it does not narrow the passage beside it
     wall_row, wall_col = grid.cell_of(3.0, 0.5)
     layer.update((2.0, 0.5), np.array([[3.5, 0.5]]), np.zeros(1, dtype=bool))  # a beam "through" the wall
     assert layer.occupancy().occupied[wall_row, wall_col]

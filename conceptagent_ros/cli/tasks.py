@@ -245,10 +245,11 @@ def _bench_navigation(args: argparse.Namespace) -> int:
         episodes = [e for name in scenes for e in run_navigation_scene(name, sys.stdout)]
     s = summary(episodes)
     low, high = s["wilson_95"]
-    ratio = s["path_over_straight_line_median"]
+    ratio = s["path_over_straight_line_median"] or 0.0
     print(f"reached {s['reached']}/{s['drives']} ({s['success_rate']:.0%}, 95% {low:.0%}-{high:.0%}), "
           f"{s['reached_within_arms_reach']} with the object within the arm's reach; path over straight line "
-          f"{ratio:.2f} at the median; failures {s['failures_by_code'] or 'none'}")
+          f"{ratio:.2f} at the median; failures {s['failures_by_code'] or 'none'}"
+          + (f"; {s['not_seen']} things never seen" if s["not_seen"] else ""))
     if args.out:
         command = "conceptagent bench --suite navigation --body pybullet" + (f" --scene {args.scene}" if args.scene else "") \
             + (" --sensing realistic" if perceived else "")

@@ -201,7 +201,8 @@ def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str
                "wheels slipping, the base driving by Monte Carlo localization's estimate), a thing not yet seen "
                "looked for from its room first; a drive succeeds when the base arrives touching nothing, and the "
                "thing is within the arm's reach when PyBullet's box of it is within reach of the shoulder's true "
-               f"position. Things never seen (shut in): {overall['not_seen']}, not counted as drives")
+               f"position. Things never seen from their room (shut in a fridge or a drawer, or out of sight): "
+               f"{overall['not_seen']}, not counted as drives; the planning time is not measured apart")
     else:
         how = ("the approach pose of each object's true box in id order; a drive succeeds when the base arrives "
                "touching nothing" + (", arrival judged on where Monte Carlo localization puts it, the wheels slipping "
@@ -220,7 +221,7 @@ def write_results(episodes: Sequence[NavigationEpisode], out: Path, command: str
         label = f"**{s['success_rate']:.0%}**" if scene == "all" else f"{s['success_rate']:.0%}"
         lines.append(f"| {scene} | {s['drives']} | {label} | {percent_interval(*s['wilson_95'])} | "
                      f"{s['reached_within_arms_reach']} | {ratio} | {sim} | "
-                     f"{s['planning_ms_median']:.1f} | {s['failures_by_code'] or 'none'} |")
+                     f"{'-' if perceived else format(s['planning_ms_median'], '.1f')} | {s['failures_by_code'] or 'none'} |")
     if located:
         s = overall
         lines += ["", f"Localization error on arrival: {100 * s['localization_error_median']:.1f} cm at the median, "

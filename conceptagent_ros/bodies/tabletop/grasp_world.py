@@ -39,6 +39,9 @@ TOOL_OFFSET = 0.02
 AREA_LOWER, AREA_UPPER = (0.40, -0.18), (0.62, 0.18)  # where things are dropped
 CAMERA_SIZE = (256, 192)
 HAND_TURN_TOLERANCE = np.radians(12.0)
+# metres (PyBullet's rolling friction: the resisting torque over the normal force). Without it a can
+# lying on its side, nudged as it is set down, rolled on for good: off the table before the hand came
+ROLLING_FRICTION = 0.001
 
 
 def object_urdf(spec: str) -> tuple[str, float]:
@@ -109,7 +112,8 @@ class GraspWorld:
         self.tray = tray
         self.tray_bodies = self._build_tray(tray) if tray is not None else []
         for body in self.table.things.values():
-            p.changeDynamics(body, -1, lateralFriction=1.0, spinningFriction=0.002, physicsClientId=c)
+            p.changeDynamics(body, -1, lateralFriction=1.0, spinningFriction=0.002, rollingFriction=ROLLING_FRICTION,
+                             physicsClientId=c)
         for finger in (9, 10):
             p.changeDynamics(self.table.robot, finger, lateralFriction=1.2, physicsClientId=c)
         self.table.step(480)  # two seconds: dropped things come to rest
