@@ -14,6 +14,7 @@ from conceptagent_ros.manipulation.articulation_planner import (
     front_geometry,
     plan_door,
     plan_door_push,
+    plan_door_push_over,
     plan_drawer,
 )
 from conceptagent_ros.manipulation.failures import ManipulationError
@@ -212,6 +213,28 @@ def test_a_door_is_pushed_on_along_its_inside_from_where_the_pull_left_it(grippe
     # the door's far end: 90 degrees open, the point 40 cm out toward the robot from the hinge
     assert (plan.waypoints[-1] - door.hinge) @ door.out == pytest.approx(0.4, abs=0.04)
     assert door.out[0] < -0.99 and door.turn != 0.0
+
+
+def test_a_low_door_is_pushed_on_from_above_with_the_hand_in_the_gap_behind_it(gripper) -> None:
+    """A base cabinet's door (its top below the shoulder): the hand points down, its narrow side against
+    the door's inner face, between the door and the front, fingertips below the top edge."""
+    door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
+    top = 0.45
+    plan = plan_door_push_over(door, top, gripper, np.radians(25), np.radians(90), 0.45)
+    angles = np.linspace(np.radians(25), np.radians(90), len(plan.waypoints) + 1)
+    for angle, point, rotation in zip(angles, (plan.grasp_position, *plan.waypoints),
+                                      (plan.grasp_rotation, *plan.rotations)):
+        assert rotation[:, 2] @ np.array([0.0, 0.0, -1.0]) > 0.999  # pointing down
+        assert abs(rotation[:, 0] @ door.radial(angle)) > 0.999  # the fingers close along the door
+        across = float((point - door.hinge) @ door.outer(angle))
+        assert -(gripper.palm_width / 2 + 0.02) < across < -gripper.palm_width / 2  # its side just inside the door
+        in_front = float((point - door.hinge) @ door.out)
+        assert in_front > 0.0  # out of the cabinet's front: in the gap, not over the carcass
+        tips = point[2] - gripper.finger_depth / 2
+        assert top - 0.12 < tips < top - 0.03
+    assert (plan.waypoints[-1] - door.hinge) @ door.out == pytest.approx(0.45, abs=0.05)
+    with pytest.raises(ManipulationError, match="0 to 135"):
+        plan_door_push_over(door, top, gripper, np.radians(90), np.radians(30), 0.45)
 
 
 def test_how_far_a_door_stands_open_is_measured_from_its_points(gripper) -> None:

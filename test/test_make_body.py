@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from conceptagent_ros.bodies.factory import make_body
+from conceptagent_ros.bodies.sensing import body_sensing
 from conceptagent_ros.bodies.traits import physical_body_traits
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
@@ -46,6 +47,18 @@ def test_a_camera_on_the_symbolic_world_sees_through_frames_but_is_judged_on_the
 def test_what_a_body_cannot_honour_is_refused_before_anything_is_built(scene, settings, words):
     with pytest.raises(ValueError, match=words):
         make_body(load_scene(scene), **settings)
+
+
+@pytest.mark.parametrize(("body", "setting", "asked", "senses"), [
+    ("pybullet", "household", None, "ideal"),  # for now: realistic once it opens every fridge (issue 40)
+    ("pybullet", "household", "realistic", "realistic"),
+    ("pybullet", "household", "ideal", "ideal"),
+    ("pybullet", "tabletop", None, "ideal"),  # the tabletop's cameras see as rendered
+    ("pybullet", "tabletop", "ideal", "ideal"),
+    ("symbolic", "household", None, "ideal"),
+])
+def test_each_body_senses_as_asked_or_as_its_own_default(body, setting, asked, senses):
+    assert body_sensing(body, setting, asked) == senses
 
 
 def test_the_household_body_is_mobile_and_judged_on_pybullet():

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from conceptagent_ros.bodies.body import Body
-from conceptagent_ros.bodies.sensing import DEFAULT_SENSING, sensing_named
+from conceptagent_ros.bodies.sensing import body_sensing
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.sim.world import World
 
@@ -26,25 +26,22 @@ PERCEPTION = ("truth", "camera", "external")
 
 def make_body(scene: Scene, body: str = "symbolic", perception: str = "truth", *, world: World | None = None,
               seed: int = 0, gui: bool = False, failure_rates: Mapping[str, float] | None = None,
-              arm: str = "panda", sensing: str = DEFAULT_SENSING) -> Body:
+              arm: str = "panda", sensing: str | None = None) -> Body:
     """The body for `scene`. `world`: the embedded world a symbolic body acts in (built here when not
-    given); `arm`: the tabletop's robot (config/manipulation/<arm>.yaml); `sensing`: a household
-    body's senses (bodies/sensing.py). A setting a body cannot honour is a ValueError that says which."""
+    given); `arm`: the tabletop's robot (config/manipulation/<arm>.yaml); `sensing`: the body's
+    senses, None for its own (bodies/sensing.body_sensing). A
+    setting a body cannot honour is a ValueError that says which."""
     if body not in BODIES:
         raise ValueError(f"body must be one of {', '.join(BODIES)}, not {body!r}")
     if perception not in PERCEPTION:
         raise ValueError(f"perception must be one of {', '.join(PERCEPTION)}, not {perception!r}")
-    sensing_named(sensing)  # a name it does not know fails here, before anything is built
+    sensing = body_sensing(body, scene.setting, sensing)  # one it cannot honour fails here, before anything is built
     if body == "symbolic":
-        if sensing != DEFAULT_SENSING:
-            raise ValueError("--sensing is a physical body's: the symbolic world has no sensors to model")
         return _symbolic(scene, perception, world, seed, failure_rates)
     if failure_rates:
         raise ValueError("--body pybullet fails only as physics has it: leave out --failure-rate")
     if scene.setting == "household":
         return _household(scene, perception, seed, gui, sensing)
-    if sensing != DEFAULT_SENSING:
-        raise ValueError("--sensing realistic is the household body's for now: the tabletop's cameras see as rendered")
     if perception != "truth":
         raise ValueError("--body pybullet on the tabletop sees through the arm's own cameras: leave out --perception")
     from conceptagent_ros.bodies.tabletop.tabletop_body import TabletopBody

@@ -1,4 +1,7 @@
-"""How a physical body senses the world: `--sensing ideal|realistic`.
+"""How a physical body senses the world: `--sensing ideal|realistic`. Each body has its own default
+(body_sensing): the household body's is ideal for now (with realistic sensing the first open of the
+studio kitchen's fridge from before it fails, so `make body-demo` would), the tabletop's cameras see
+as rendered (their noise is not modelled yet), and the symbolic world has no sensors.
 
 - `ideal`: the simulator's own truth reaches the body: depth with no noise, the camera's and the
   base's poses as the simulator has them.
@@ -40,7 +43,24 @@ class Sensing:
 
 
 SENSING = {"ideal": Sensing("ideal"), "realistic": Sensing("realistic", DepthNoise(), localization=True)}
-DEFAULT_SENSING = "ideal"
+DEFAULT_SENSING = "ideal"  # the household body's, where nothing else is asked (realistic once it opens every fridge)
+TABLETOP_SENSING = "ideal"  # the tabletop's only senses for now
+
+
+def body_sensing(body: str, setting: str, asked: str | None = None) -> str:
+    """The senses a body has: `asked` where the body can honour it, else its own default (above).
+    A sensing a body cannot honour is a ValueError that says why."""
+    if asked is not None:
+        sensing_named(asked)  # a name it does not know fails here
+    if body == "symbolic":
+        if asked not in (None, "ideal"):
+            raise ValueError("--sensing is a physical body's: the symbolic world has no sensors to model")
+        return "ideal"
+    if setting == "household":
+        return asked or DEFAULT_SENSING
+    if asked not in (None, TABLETOP_SENSING):
+        raise ValueError("--sensing realistic is the household body's for now: the tabletop's cameras see as rendered")
+    return TABLETOP_SENSING
 
 
 def sensing_named(name: str | Sensing) -> Sensing:

@@ -61,6 +61,8 @@ def add_parsers(sub: Any) -> None:
                     help="--body pybullet in a household: camera (default) sends the mast camera's images to the "
                          "perception node and the scene graph node builds the planner's graph, as on a robot; body: "
                          "the body publishes its own view as the scene graph")
+    up.add_argument("--sensing", choices=("ideal", "realistic"),
+                    help="--body pybullet: the body's senses (default: its own, ideal for now)")
     up.add_argument("--nodes", default="robot,planner",
                     help="which nodes this process runs: robot, planner or robot,planner (one process per node "
                          "is how ros2 launch runs them)")
@@ -120,6 +122,8 @@ def add_parsers(sub: Any) -> None:
     suite.add_argument("--body-perception", choices=("camera", "body"), default="camera",
                        help="--body pybullet: camera (default): through the perception and scene graph nodes; body: "
                             "the body's own view as the scene graph")
+    suite.add_argument("--sensing", choices=("ideal", "realistic"),
+                       help="--body pybullet: the body's senses (default: ideal, for now)")
     suite.add_argument("--out", help="write ros_suite_<suite>_<perception or pybullet>.md and .csv here")
     suite.set_defaults(func=cmd_suite)
 
@@ -176,7 +180,8 @@ def _graph_options(args: argparse.Namespace) -> Any:
     if getattr(args, "body", "standin") == "pybullet" and "robot" in nodes:
         from conceptagent_ros.ros.bringup import body_options
 
-        manipulation = body_options(robot.get("scene", "tabletop"), getattr(args, "body_perception", "camera"))
+        manipulation = body_options(robot.get("scene", "tabletop"), getattr(args, "body_perception", "camera"),
+                                    getattr(args, "sensing", None))
         if manipulation.get("perception") == "camera":  # its first look around goes through perception first
             planner.setdefault("graph_timeout", FIRST_LOOK_S)
         if robot.keys() - {"scene"}:
@@ -355,7 +360,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     if getattr(args, "body", "standin") == "pybullet":
         from conceptagent_ros.ros.bench.body_suite import SEEING, run_body_suite
 
-        episodes = run_body_suite(tasks, config, perception=args.body_perception)
+        episodes = run_body_suite(tasks, config, perception=args.body_perception, sensing=args.sensing)
         body = SEEING[args.body_perception]
     else:
         episodes = run_graph_suite(tasks, config)

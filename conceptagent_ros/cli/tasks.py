@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,9 @@ def add_parsers(sub: Any) -> None:
                           "(a household scene: conceptagent_mm in the exported world; --scene tabletop: the Panda)")
     run.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
     run.add_argument("--sensing", choices=("ideal", "realistic"), default=None,
-                     help="--body pybullet in a household: ideal (the default, for now) gives the body the "
-                          "simulator's noiseless depth; realistic puts it through an RGB-D noise model "
-                          "(bodies/sensing.py)")
+                     help="--body pybullet in a household: ideal (the default, for now) gives the body the simulator's "
+                          "noiseless depth and true poses; realistic puts the mast camera's depth through an RGB-D "
+                          "noise model and localizes the base from drifting odometry and the lidar (bodies/sensing.py)")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
@@ -80,7 +81,8 @@ def add_parsers(sub: Any) -> None:
                             "the symbolic run of the same tasks is reported beside it, and with --out a picture per task")
     bench.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
     bench.add_argument("--sensing", choices=("ideal", "realistic"), default=None,
-                       help="as for run: the household body's senses (ideal, the default for now, or realistic)")
+                       help="as for run: the household body's senses (ideal, the default for now, or realistic); the "
+                            "tabletop's cameras see as rendered")
     bench.add_argument("--scene", help="navigation suite: one household scene (default: every built-in one)")
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
@@ -143,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = EpisodeSpec.of(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
         seed=args.seed, max_steps=args.max_steps, failure_rates=failure_rates(args.failure_rate), trace=trace,
-        perception=args.perception, body=args.body, gui=args.gui, sensing=_sensing(args),
+        perception=args.perception, body=args.body, gui=args.gui, sensing=_sensing(args, [args.scene]),
     )
     print(f"Task: {printable(' '.join(args.instruction.split()))}\nScene: {printable(args.scene)}   "
           f"planner: {printable(args.planner)}   llm: {printable(args.llm)}   seed: {args.seed}", flush=True)
@@ -236,7 +238,7 @@ def _bench_navigation(args: argparse.Namespace) -> int:
     from conceptagent_ros.scene.loader import list_scenes
 
     scenes = [args.scene] if args.scene else list_scenes("household")
-    perceived = _sensing(args) == "realistic"
+    perceived = _sensing(args, scenes) == "realistic"
     print(f"Driving to every object of {', '.join(scenes)} in the exported world{'s' if len(scenes) > 1 else ''}"
           + (", as the robot perceives it" if perceived else ", its true box"), flush=True)
     if perceived:
@@ -258,13 +260,22 @@ def _bench_navigation(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _sensing(args: argparse.Namespace) -> str:
-    """--sensing, which only a household body in PyBullet has (the default where it is not given)."""
-    from conceptagent_ros.bodies.sensing import DEFAULT_SENSING
+def _sensing(args: argparse.Namespace, scenes: Sequence[str]) -> str:
+    """--sensing, which only a body in PyBullet has: as given, else the body's own for the scenes'
+    setting (bodies/sensing.body_sensing)."""
+    from conceptagent_ros.bodies.sensing import body_sensing
+    from conceptagent_ros.scene.loader import load_scene
 
     if args.sensing is not None and args.body != "pybullet":
         raise ConceptAgentError("--sensing is a physical body's: give --body pybullet too")
-    return args.sensing or DEFAULT_SENSING
+    settings = {load_scene(name).setting for name in scenes}
+    if len(settings) > 1 and args.body == "pybullet":
+        raise ConceptAgentError(f"--body pybullet senses differently in {' and '.join(sorted(settings))} scenes: "
+                                "bench them apart")
+    try:
+        return body_sensing(args.body, settings.pop() if settings else "household", args.sensing)
+    except ValueError as e:
+        raise ConceptAgentError(str(e)) from None
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -311,7 +322,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     config = BenchConfig(planners=planners, llm=args.llm, seeds=args.seeds, max_steps=args.max_steps,
                          failure_rates=failure_rates(args.failure_rate), out=out, translate=args.translate,
-                         perception=args.perception, body=args.body, gui=args.gui, sensing=_sensing(args))
+                         perception=args.perception, body=args.body, gui=args.gui,
+                         sensing=_sensing(args, sorted({t.scene for t in tasks})))
     journal = EpisodeJournal(out, config.fingerprint(tasks), resume=args.resume) if out is not None else None
     if journal is not None and journal.done:
         print(f"Resuming: {len(journal.done)} episodes already in {journal.path}", file=sys.stderr)

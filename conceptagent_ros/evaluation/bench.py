@@ -37,7 +37,7 @@ class BenchConfig:
     # "pybullet": a body in PyBullet does the skills (evaluation/episode.py); with `out`, a picture per task
     body: str = "symbolic"
     gui: bool = False  # the body in PyBullet's window
-    sensing: str = "ideal"  # a household body's senses (bodies/sensing.py)
+    sensing: str = "ideal"  # a physical body's senses, resolved by the caller (bodies/sensing.body_sensing)
 
     def fingerprint(self, tasks: Sequence[Task]) -> dict[str, Any]:
         """What must match for a rerun to resume from an earlier run's episodes."""

@@ -46,7 +46,7 @@ class EpisodeSpec:
     # Panda at the table the scene lays out (bodies/tabletop/tabletop_body.py)
     body: str = "symbolic"
     gui: bool = False  # a physical body in PyBullet's window
-    sensing: str = "ideal"  # a household body's senses: ideal or realistic (bodies/sensing.py)
+    sensing: str | None = None  # a physical body's senses: ideal or realistic; None: its own (bodies/sensing.py)
     picture: str | Path | None = None  # a household body's top view (its path, the final scene) to this PNG
 
     @classmethod

@@ -314,6 +314,35 @@ def plan_door_push(door: DoorFrame, shoulder: object, gripper: GripperSpec, star
                             tuple(r for _, r in poses[1:]), "push", hinge=door.hinge, angle=end - start)
 
 
+OVER_THE_TOP = 0.08  # metres below a low door's top edge the fingertips push it from above
+
+
+def plan_door_push_over(door: DoorFrame, top: float, gripper: GripperSpec, start: float, end: float, radius: float,
+                        config: ArticulationConfig | None = None) -> ArticulationPlan:
+    """Swing an opened low door (a base cabinet's, its top edge below the shoulder) on from `start`
+    to `end` radians with the closed hand come in over its top edge: pointing down into the gap
+    between the door and the front, its side against the door's inner face `radius` from the hinge,
+    its fingertips OVER_THE_TOP below the edge. An arm reaching round the free edge of a door this
+    low swept its forearm through the door's outer face and shut it again."""
+    cfg = config or ArticulationConfig()
+    if not 0 <= start < end <= np.pi * 0.75:
+        raise ManipulationError("COLLISION", f"a push swings a door on from 0 to 135 degrees; got "
+                                             f"{np.degrees(start):.0f} to {np.degrees(end):.0f}")
+    height = top - OVER_THE_TOP + gripper.finger_depth / 2  # the hand's origin is half a finger above the tips
+    steps = max(2, int(np.ceil(radius * (end - start) / cfg.waypoint_spacing)))
+    poses = []
+    for k in range(steps + 1):
+        angle = start + (end - start) * k / steps
+        inner = -door.outer(angle)
+        # the fingers close along the door, so the hand's narrow side (its palm's width) faces it
+        point = door.at(angle, radius) + inner * (gripper.palm_width / 2 + PUSH_CLEARANCE)
+        point[2] = height
+        poses.append((point, hand_frame(np.array([0.0, 0.0, -1.0]), door.radial(angle))))
+    first, first_rotation = poses[0]
+    return ArticulationPlan("door", "open", first, first_rotation, tuple(p for p, _ in poses[1:]),
+                            tuple(r for _, r in poses[1:]), "push", hinge=door.hinge, angle=end - start)
+
+
 def _push_pose(door: DoorFrame, shoulder: np.ndarray, gripper: GripperSpec, angle: float,
                radius: float) -> tuple[np.ndarray, np.ndarray]:
     contact = door.at(angle, radius)

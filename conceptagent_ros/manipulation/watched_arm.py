@@ -34,6 +34,15 @@ class WatchedArm:
         self._next("moving the hand")
         return self.arm.move_hand(position, rotation, speed)
 
+    def move_hand_straight(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
+        """In a straight line or not at all, where the arm can do that (MobileArm.move_hand_straight);
+        as move_hand elsewhere."""
+        self._next("moving the hand")
+        straight = getattr(self.arm, "move_hand_straight", None)
+        if straight is None:
+            return self.arm.move_hand(position, rotation, speed)
+        return bool(straight(position, rotation, speed))
+
     def open_hand(self) -> None:
         self._next("opening the hand")
         self.arm.open_hand()

@@ -69,12 +69,13 @@ class GraphOptions:
         return self.perception
 
 
-def body_options(scene: str, perception: str = "camera") -> dict[str, Any]:
+def body_options(scene: str, perception: str = "camera", sensing: str | None = None) -> dict[str, Any]:
     """The manipulation node's overrides that make a physical body in PyBullet the whole robot
     (`--body pybullet`): conceptagent_mm in a household scene's exported world, serving every skill
     of the library, its camera's images to the perception node (perception camera; GraphOptions then
     brings up the perception and scene graph nodes) or its own view as scene_graph (perception body);
-    the Panda on its table elsewhere, serving the arm's five, publishing what its cameras see."""
+    the Panda on its table elsewhere, serving the arm's five, publishing what its cameras see.
+    `sensing`: the body's senses (None: its own; bodies/sensing.py)."""
     from conceptagent_ros.bodies.traits import physical_body_traits
     from conceptagent_ros.scene.loader import load_scene
 
@@ -85,6 +86,8 @@ def body_options(scene: str, perception: str = "camera") -> dict[str, Any]:
                                "frame_id": "map", "publish_scene_graph": True}
     if traits.mobile:  # its camera's images go to perception, or its own view is the scene graph
         options.update(perception=perception, publish_scene_graph=perception == "body")
+    if sensing is not None:
+        options["sensing"] = sensing
     return options
 
 

@@ -148,8 +148,8 @@ class ManipulationNode(Node):
         self.declare_parameter("scene", "tabletop", d(description="built-in scene name or scene YAML path"))
         self.declare_parameter("seed", 0, d(description="seed of the things' poses (0: the scene file's)"))
         self.declare_parameter("gui", False, d(description="open PyBullet's window"))
-        self.declare_parameter("sensing", "ideal", d(description="a household body's senses: ideal or realistic "
-                                                                 "(RGB-D noise; bodies/sensing.py)"))
+        self.declare_parameter("sensing", "", d(description="the body's senses: ideal or realistic (RGB-D noise, "
+                                                            "localization); empty: the body's own (bodies/sensing.py)"))
         self.declare_parameter("publish_scene_graph", False, d(description="publish what the cameras see"))
         self.declare_parameter("publish_rate", 1.0, d(description="scene graph rate while idle, Hz",
                                                       floating_point_range=[FloatingPointRange(from_value=0.05,
@@ -167,7 +167,7 @@ class ManipulationNode(Node):
             raise ConceptAgentError(f"manipulation node: perception must be body or camera, not {mode!r}")
         try:
             made = make_body(self.scene, "pybullet", "external" if mode == "camera" else "truth", seed=seed, gui=gui,
-                             arm=self.get_parameter("robot").value, sensing=self.get_parameter("sensing").value)
+                             arm=self.get_parameter("robot").value, sensing=self.get_parameter("sensing").value or None)
         except ValueError as e:
             raise ConceptAgentError(f"manipulation node: {e}") from e
         self.body, self.mobile = made.physical, made.mobile

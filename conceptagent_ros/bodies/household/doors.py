@@ -1,7 +1,8 @@
 """Hinged doors (a fridge's, an oven's, a microwave's) swung by the household body's one arm, as a
 person with one free hand does it: stand off to the handle's side, pull the handle on its arc
 until its face turns away (about 35 degrees), let go, and push the door on from inside to 90
-degrees. Closing is not built: move_door says why.
+degrees: round its free edge where the door is tall (a fridge's), over its top edge where it is low
+(a base cabinet's). Closing is not built: move_door says why.
 
 Everything is planned from what the mast camera sees of the door (articulation_planner: the front,
 its handle, the hinge opposite it) and checked the same way afterwards (door_opening): the
@@ -23,12 +24,14 @@ import numpy as np
 
 from conceptagent_ros.manipulation.arm_skills import SkillRefused
 from conceptagent_ros.manipulation.articulation_planner import (
+    OVER_THE_TOP,
     DoorFrame,
     door_frame,
     door_opening,
     front_geometry,
     plan_door,
     plan_door_push,
+    plan_door_push_over,
 )
 from conceptagent_ros.manipulation.failures import ManipulationError
 
@@ -49,6 +52,13 @@ STANCE = (0.8, 0.7)
 PUSH_STANCE = (0.55, 0.95)
 STANCE_FACING = math.radians(40.0)  # the base faces the handle's arc this far open: the pull and the push in front
 STANCE_SEARCH = 0.25  # metres round STANCE searched for a free spot
+# a door whose top edge is this far below the shoulder or more (a base cabinet's) is pushed on from
+# above: the hand comes down over its top into the gap, this share of the way out along it (nearer
+# the free edge the gap is wider, and out of the arm's reach from a base clear of the swing), from a
+# base standing at PUSH_OVER_BEARING from the hinge, just clear of the swing
+LOW_DOOR = 0.08
+PUSH_OVER_SHARE = 0.75
+PUSH_OVER_BEARING = math.radians(50.0)
 WITHDRAW = 0.10  # metres the hand backs off after letting go
 ROUND_EDGE = 0.12  # metres past the door's free edge the hand goes round it
 ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a push
@@ -112,9 +122,8 @@ class HingedDoors:
         before = door_opening(points, closed)
         if before >= SEEN_DOOR_OPEN:
             return f"it stands open already ({math.degrees(before):.0f} degrees, measured from its door)"
-        if before > SEEN_DOOR_AJAR and target in self.frames:
-            self._stand(self.frames[target], target, skills, PUSH_STANCE)  # ajar (an open that stopped short): push it on
-            self._push(self.frames[target], before - PUSH_FROM_BEHIND, OPEN_TO, PUSH_RADIUS, skills)
+        if before > SEEN_DOOR_AJAR and target in self.frames:  # ajar (an open that stopped short): push it on
+            self._push_on(self.frames[target], target, before, skills, door_top(points), ajar=True)
         else:
             self._open(target, points, skills)
         body.rest()
@@ -148,20 +157,56 @@ class HingedDoors:
         if not body.grip_door(target):
             hand.open_hand()
             raise ManipulationError("NOT_HELD", f"the fingers closed beside {target}'s handle, not on it")
+        last = plan.grasp_rotation  # the hand's turn where the pull stopped
         try:
             for point, rotation in zip(plan.waypoints, plan.rotations):
-                hand.move_hand(point, rotation, speed=0.3)
+                if not hand.move_hand_straight(point, rotation, speed=0.3):
+                    break  # as far as the arm pulls it holding on: the push takes it on from there
+                last = rotation
         finally:
             body.let_go_of_door()
         hand.open_hand()
-        last = plan.rotations[-1]
+        # back off as the hand points: turned as the pull's end would have it, it swung into the door
         hand.move_hand(self._hand_now() - last[:, 2] * WITHDRAW, last)
         skills.phase(f"pushing {target}'s door open from inside", 0.55)
         reached = door_opening(body.door_points(target, tuck=False), door.out)
-        # the door's free edge now stands near the base: the base backs off to stand before the
-        # opening, from where the arm reaches round that edge into the gap and on to 90 degrees
+        self._push_on(door, target, reached, skills, door_top(points))
+
+    def _push_on(self, door: DoorFrame, target: str, reached: float, skills: ArmSkills, top: float,
+                 ajar: bool = False) -> None:
+        """Push the door on to OPEN_TO from where it stands (`reached`): over its top edge where it
+        is low, else round its free edge from before the opening (the free edge now stands near
+        the base, which backs off for it)."""
+        if top <= self.body.shoulder()[2] - LOW_DOOR:
+            if reached < SEEN_DOOR_AJAR:
+                raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(reached):.0f} degrees open after "
+                                                     "the pull: no gap for the hand to come down into")
+            start = reached - PUSH_FROM_BEHIND  # coming down from above, the hand needs no room to get round
+            radius = PUSH_OVER_SHARE * door.width
+            clear = door.width + self.body.footprint_radius + 0.08
+            at = (clear * math.cos(PUSH_OVER_BEARING), clear * math.sin(PUSH_OVER_BEARING))
+            self._stand(door, target, skills, at, aim=door.at((start + OPEN_TO) / 2, radius))
+            self._push_over(door, top, start, OPEN_TO, radius, skills)
+            return
+        start = (reached if ajar else max(reached, PULL_TO / 2)) - PUSH_FROM_BEHIND
         self._stand(door, target, skills, PUSH_STANCE)
-        self._push(door, max(reached, PULL_TO / 2) - PUSH_FROM_BEHIND, OPEN_TO, PUSH_RADIUS, skills, at=reached)
+        self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else reached)
+
+    def _push_over(self, door: DoorFrame, top: float, start: float, end: float, radius: float,
+                   skills: ArmSkills) -> None:
+        """Sweep the closed hand, pointing down, along the door's inner face from `start` to `end`,
+        come in over the door's top edge into the gap behind it."""
+        plan = plan_door_push_over(door, top, skills.spec.gripper, start, end, radius)
+        hand = skills.watched_hand()
+        hand.close_hand()
+        above = plan.grasp_position + np.array([0.0, 0.0, OVER_THE_TOP + ROUND_EDGE])
+        if not (hand.move_hand(above, plan.grasp_rotation) and hand.move_hand(plan.grasp_position, plan.grasp_rotation,
+                                                                                speed=0.3)):
+            raise ManipulationError("UNREACHABLE", "the arm did not reach over the door into the gap behind it")
+        for point, rotation in zip(plan.waypoints, plan.rotations):
+            if not hand.move_hand(point, rotation, speed=0.3):
+                break  # as far as the arm reaches: the look afterwards says how far the door went
+        hand.move_hand(self._hand_now() + np.array([0.0, 0.0, OVER_THE_TOP + ROUND_EDGE]), plan.rotations[-1])
 
     def _push(self, door: DoorFrame, start: float, end: float, radius: float, skills: ArmSkills,
               at: float | None = None) -> None:
@@ -189,16 +234,22 @@ class HingedDoors:
         return self.body.hand_position()
 
     # -- where the base stands -------------------------------------------------------------------
-    def _stand(self, door: DoorFrame, target: str, skills: ArmSkills, at: tuple[float, float] = STANCE) -> None:
-        """Drive to stand beside the door's swing on its handle's side, facing the handle's arc."""
+    def _stand(self, door: DoorFrame, target: str, skills: ArmSkills, at: tuple[float, float] = STANCE,
+               aim: np.ndarray | None = None) -> None:
+        """Drive to stand beside the door's swing on its handle's side, facing the handle's arc (or `aim`)."""
         body = self.body
-        stance = door_stance(door, body.free_for_base, body.footprint_radius, at)
+        stance = door_stance(door, body.free_for_base, body.footprint_radius, at, aim)
         if stance is None:
             raise ManipulationError("UNREACHABLE", f"no free spot for the base beside {target}'s door, clear of "
                                                    "its swing")
         skills.phase(f"standing beside {target}'s door", 0.1)
         if not body.drive_to(*stance):
             raise ManipulationError("UNREACHABLE", f"the base found no way to the spot beside {target}'s door")
+
+
+def door_top(points: np.ndarray) -> float:
+    """The height of a door's top edge, from its points as seen (robust to a few stray ones)."""
+    return float(np.percentile(np.asarray(points, dtype=float)[:, 2], 99))
 
 
 GLIDE_STEP = 0.06  # metres: the longest straight step of a glide
@@ -220,14 +271,15 @@ def glide(hand: object, start: np.ndarray, way: list[np.ndarray], rotation: np.n
 
 
 def door_stance(door: DoorFrame, free: object, footprint_radius: float,
-                at: tuple[float, float] = STANCE) -> tuple[float, float, float] | None:
+                at: tuple[float, float] = STANCE, aim: np.ndarray | None = None) -> tuple[float, float, float] | None:
     """Where the base stands to swing the door (x, y, yaw): `at` from the hinge (along the closed
     door, out of its front), or the nearest spot to it within STANCE_SEARCH that `free(x, y)`
-    allows and that the swept door misses, facing the handle's arc at STANCE_FACING."""
+    allows and that the swept door misses, facing `aim` (by default the handle's arc at STANCE_FACING)."""
     steps = np.arange(-STANCE_SEARCH, STANCE_SEARCH + 1e-9, 0.05)
     offsets = sorted(((a, b) for a in steps for b in steps), key=lambda ab: math.hypot(*ab))
     clear = door.width + footprint_radius + 0.05
-    aim = door.at(STANCE_FACING, 0.9 * door.width)  # on the handle's arc, roughly
+    if aim is None:
+        aim = door.at(STANCE_FACING, 0.9 * door.width)  # on the handle's arc, roughly
     for da, db in offsets:
         a, b = at[0] + da, at[1] + db
         if math.hypot(a, b) < clear or b <= footprint_radius:

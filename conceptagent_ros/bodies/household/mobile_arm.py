@@ -480,6 +480,13 @@ class MobileArm:
             return True
         return self._line(goal, orientation, speed)
 
+    def move_hand_straight(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
+        """The hand in a straight line to the pose, or not at all (False), for a hand that holds a
+        door's handle: where the line ran out, move_hand's joint-space move swung the arm round to
+        another branch and through the cabinet, shoving it 16 cm across the floor."""
+        orientation = mm_orientation(np.asarray(rotation, dtype=float))
+        return self._turn_off(orientation) <= TURNED and self._line(np.asarray(position, dtype=float), orientation, speed)
+
     def _clear_onward(self, q: list[float], goal: np.ndarray, orientation: np.ndarray, approach: np.ndarray) -> bool:
         """The arm up to the wrist touches nothing at `q`, nor where tracking from `q` takes it
         ONWARD metres on along the hand's approach (a pre-grasp's way in, a place's way down). A

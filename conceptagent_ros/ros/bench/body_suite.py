@@ -51,8 +51,10 @@ def judge_on_body(body: Any, task: Task) -> tuple[bool, list[str], list[str]]:
 
 
 def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: TextIO | None = None,
-                   domain_id: int | None = None, perception: str = "camera") -> list[GraphEpisode]:
-    """Every task on a graph of its own, in order; a progress line per task on `stream`."""
+                   domain_id: int | None = None, perception: str = "camera",
+                   sensing: str | None = None) -> list[GraphEpisode]:
+    """Every task on a graph of its own, in order; a progress line per task on `stream`. `sensing`:
+    the body's senses (None: its own, realistic; bodies/sensing.py)."""
     from conceptagent_ros.ros.domains import reserved_domain
 
     stream = stream or sys.stderr
@@ -72,7 +74,7 @@ def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Text
         start = time.perf_counter()
         try:
             for i, task in enumerate(tasks, 1):
-                episode = _run_one(context, operator, task, config, perception)
+                episode = _run_one(context, operator, task, config, perception, sensing)
                 episodes.append(episode)
                 passed = sum(e.success for e in episodes)
                 elapsed = time.perf_counter() - start
@@ -90,10 +92,11 @@ def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Text
     return episodes
 
 
-def _run_one(context: Any, operator: ClientNode, task: Task, config: GraphSuiteConfig, perception: str) -> GraphEpisode:
+def _run_one(context: Any, operator: ClientNode, task: Task, config: GraphSuiteConfig, perception: str,
+             sensing: str | None) -> GraphEpisode:
     options = GraphOptions(namespace=NAMESPACE, planner={"planner": config.planner, "llm": config.llm},
                            robot={"scene": task.scene}, with_robot=False,
-                           manipulation=body_options(task.scene, perception))
+                           manipulation=body_options(task.scene, perception, sensing))
     graph = bring_up(options, context=context)
     try:
         node: Any = graph.nodes["manipulation"]
