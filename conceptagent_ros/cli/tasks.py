@@ -266,10 +266,12 @@ def _sensing(args: argparse.Namespace, scenes: Sequence[str]) -> str:
     from conceptagent_ros.bodies.sensing import body_sensing
     from conceptagent_ros.scene.loader import load_scene
 
-    if args.sensing is not None and args.body != "pybullet":
-        raise ConceptAgentError("--sensing is a physical body's: give --body pybullet too")
+    if args.body != "pybullet":
+        if args.sensing is not None:
+            raise ConceptAgentError("--sensing is a physical body's: give --body pybullet too")
+        return "ideal"  # the symbolic world has no sensors: nothing to load the scenes for
     settings = {load_scene(name).setting for name in scenes}
-    if len(settings) > 1 and args.body == "pybullet":
+    if len(settings) > 1:
         raise ConceptAgentError(f"--body pybullet senses differently in {' and '.join(sorted(settings))} scenes: "
                                 "bench them apart")
     try:
