@@ -54,7 +54,7 @@ def run_body_suite(tasks: Sequence[Task], config: GraphSuiteConfig, stream: Text
                    domain_id: int | None = None, perception: str = "camera",
                    sensing: str | None = None) -> list[GraphEpisode]:
     """Every task on a graph of its own, in order; a progress line per task on `stream`. `sensing`:
-    the body's senses (None: its own, realistic; bodies/sensing.py)."""
+    the body's senses (None: its own; bodies/sensing.body_sensing)."""
     from conceptagent_ros.ros.domains import reserved_domain
 
     stream = stream or sys.stderr
