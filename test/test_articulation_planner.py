@@ -199,6 +199,18 @@ def test_an_upright_bar_is_held_with_the_fingers_closing_along_the_front_short_o
     assert plan.grasp_position[1] == pytest.approx(-0.26, abs=0.01)
 
 
+
+def test_an_upright_bar_seen_in_part_among_stray_points_is_held_on_the_bar(gripper) -> None:
+    """As a base cabinet's door is seen from where the arm works: only the bar's top 6 cm (the arm
+    hides the rest), and a strip of the carcass's top edge standing 1 cm proud across the door. The
+    hand closes on the seen part's middle, not on the mean of all proud points (2 cm off the bar)."""
+    door = upright_door()
+    seen = door[~((door[:, 0] < 0.6 - 0.005) & (door[:, 2] < 0.865))]  # the bar's points below its top 6 cm
+    edge = front(x=0.6 - 0.012, y=0.15, z=1.3, width=0.3, height=0.01, spacing=0.005)
+    plan = plan_door(np.concatenate([seen, edge]), BASE, gripper, "open", np.radians(35))
+    assert plan.grasp_position[1] == pytest.approx(-0.26, abs=0.006)
+    assert 0.85 <= plan.grasp_position[2] <= 0.91  # within the seen part, short of the bar's top (0.925)
+
 def test_a_door_is_pushed_on_along_its_inside_from_where_the_pull_left_it(gripper) -> None:
     door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
     assert door.width == pytest.approx(0.6, abs=0.01)

@@ -13,7 +13,7 @@ import pytest
 
 from conceptagent_ros.navigation.approach import approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
-from conceptagent_ros.navigation.path_planner import costmap, plan_path
+from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, plan_path
 from conceptagent_ros.scene.geometry import Pose2D
 from conceptagent_ros.world.floor_plan import Wall
 from conceptagent_ros.world.occupancy_map import OccupancyMap
@@ -317,3 +317,18 @@ def test_the_body_drives_round_a_crate_the_map_does_not_have(tmp_path) -> None:
         assert min(math.dist(middle, w) for w in body.last_path) > 0.15 + 0.22
     finally:
         body.close()
+
+
+def test_a_path_of_one_point_a_few_centimetres_off_is_driven(kitchen) -> None:
+    """The planner gives a path of the start alone where the goal is within its tolerance of it; the
+    drive's own tolerance is tighter, so it still has the last centimetres to go (a path of one point
+    once ended an evaluation run with an IndexError)."""
+    base, cm, plan, boxes = kitchen
+    start = base.pose
+    goal = (start.x + 0.08, start.y)
+    try:
+        result = base.drive(PlannedPath(((goal[0], goal[1]),), 0.0), start.yaw)
+        assert result.reached, result.message
+        assert math.dist((result.pose.x, result.pose.y), goal) < 0.05
+    finally:
+        base.place(start)

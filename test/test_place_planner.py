@@ -134,3 +134,30 @@ def test_a_long_thing_goes_along_a_strip_no_circle_round_it_fits_in() -> None:
     corners = [place.position[:2] + su * 0.075 * u + sv * 0.04 * v for su in (-1, 1) for sv in (-1, 1)]
     assert all(0.1 - 0.012 <= c[1] <= 0.2 + 0.012 and 0.3 - 0.012 <= c[0] <= 0.7 + 0.012 for c in corners)
     assert min(c[1] for c in corners) >= 0.10 + 0.009  # clear of the row's front face at y = 0.10
+
+
+def _plane(x0: float, x1: float, y0: float, y1: float, z: float, spacing: float = 0.005) -> np.ndarray:
+    xx, yy = np.meshgrid(np.arange(x0, x1 + 1e-9, spacing), np.arange(y0, y1 + 1e-9, spacing))
+    return np.column_stack([xx.ravel(), yy.ravel(), np.full(xx.size, z)])
+
+
+def test_a_chest_drawer_takes_the_object_on_its_floor_where_it_is_pulled_out_not_on_the_chest_top() -> None:
+    """A chest's top (at 0.83, x from 0.6 to 1.15) and its top drawer pulled 30 cm toward the robot
+    (its floor at 0.71 from x 0.3, its front at 0.3): a mast camera sees the floor both where it is
+    out and 20 cm in under the top's edge. The top is the larger level surface; the object goes on
+    the floor, where nothing is above it."""
+    from conceptagent_ros.manipulation.place_planner import drawer_inside
+
+    top = _plane(0.6, 1.15, -0.25, 0.25, 0.83)
+    floor = _plane(0.33, 0.8, -0.22, 0.22, 0.71)
+    zs = np.arange(0.68, 0.83 + 1e-9, 0.005)
+    yy, zz = np.meshgrid(np.arange(-0.25, 0.25 + 1e-9, 0.005), zs)
+    front = np.column_stack([np.full(yy.size, 0.3), yy.ravel(), zz.ravel()])
+    chest = np.concatenate([top, floor, front])
+    whole = PlacePlanner().plan(RADIUS, HEIGHT, chest)
+    assert whole.position[2] > 0.83  # what the planner makes of the whole chest: its top
+    inside = drawer_inside(chest)
+    spot = PlacePlanner().plan(RADIUS, HEIGHT, inside)
+    assert spot.position[2] == pytest.approx(0.71 + 0.01, abs=0.005)
+    assert 0.3 + RADIUS <= spot.position[0] <= 0.6 - RADIUS  # out from under the top, behind the front
+    assert len(drawer_inside(tray())) == len(tray())  # nothing above a tray's floor: all its points kept

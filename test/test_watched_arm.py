@@ -60,3 +60,43 @@ def test_a_cancel_stops_the_next_motion_before_it_starts() -> None:
     with pytest.raises(MotionCanceled):
         watched.move_hand_straight(np.zeros(3), np.eye(3))
     assert arm.calls == []
+
+
+class PositionsArm(RecordingArm):
+    """Keeps straight lines for `straight_steps` moves, then reaches no further; records where the hand went."""
+
+    def __init__(self, straight_steps: int) -> None:
+        super().__init__()
+        self.left = straight_steps
+        self.targets: list[tuple[str, np.ndarray]] = []
+
+    def move_hand(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
+        self.targets.append(("move_hand", np.asarray(position, dtype=float)))
+        return True
+
+    def move_hand_straight(self, position: np.ndarray, rotation: np.ndarray, speed: float = 1.0) -> bool:
+        self.targets.append(("straight", np.asarray(position, dtype=float)))
+        self.left -= 1
+        return self.left >= 0
+
+
+def test_a_drawer_pull_stops_where_the_straight_steps_give_out_and_backs_off_from_there() -> None:
+    """A joint-space move past the last straight step swung the hand back through a drawer pulled
+    20 cm out and shut it again: the pull ends at the first step the arm misses, and the hand
+    leaves from where it got to, not from the pull's planned end."""
+    from conceptagent_ros.manipulation.articulation_executor import APPROACH, carry_out
+    from conceptagent_ros.manipulation.articulation_planner import ArticulationPlan
+
+    approach = np.array([1.0, 0.0, 0.0])  # into the front
+    rotation = np.column_stack([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], approach])
+    grasp = np.array([0.8, 0.0, 0.7])
+    waypoints = tuple(grasp - approach * 0.02 * k for k in range(1, 16))  # a 30 cm pull in 2 cm steps
+    plan = ArticulationPlan("drawer", "open", grasp, rotation, waypoints, tuple(rotation for _ in waypoints), "handle",
+                            distance=0.30)
+    arm = PositionsArm(straight_steps=5)
+    assert carry_out(arm, plan) is True
+    straight = [p for kind, p in arm.targets if kind == "straight"]
+    assert len(straight) == 6  # five steps kept, the sixth missed, none tried after it
+    last_move = arm.targets[-1]
+    assert last_move[0] == "move_hand"
+    assert last_move[1] == pytest.approx(waypoints[4] - approach * APPROACH)  # backed off from the fifth step

@@ -118,6 +118,17 @@ def _pybullet_world(sdf: Path):  # noqa: ANN202 - (pybullet module, client, bodi
     return p, client, names
 
 
+def _settled_world(sdf: Path):  # noqa: ANN202 - as _pybullet_world
+    """The world in PyBullet, its static models fixed, a second under gravity later."""
+    p, client, bodies = _pybullet_world(sdf)
+    for static in _static_names(sdf):
+        p.changeDynamics(bodies[static], -1, mass=0.0, physicsClientId=client)
+    p.setGravity(0, 0, -9.81, physicsClientId=client)
+    for _ in range(240):
+        p.stepSimulation(physicsClientId=client)
+    return p, client, bodies
+
+
 def _static_names(sdf: Path) -> set[str]:
     import xml.etree.ElementTree as ET
 
@@ -285,13 +296,8 @@ def test_a_fridge_opens_where_its_scene_says_and_what_is_in_it_stands_on_its_she
     """The studio kitchen's fridge faces -y (its scene says so: to the east the counter stands in
     front of it), its door across that side; the things in it, settled by PyBullet's physics, rest
     on a shelf 0.8 m up (within the arm's reach from outside), not on its floor."""
-    p, client, bodies = _pybullet_world(worlds / "studio_kitchen.sdf")
+    p, client, bodies = _settled_world(worlds / "studio_kitchen.sdf")
     try:
-        for static in _static_names(worlds / "studio_kitchen.sdf"):
-            p.changeDynamics(bodies[static], -1, mass=0.0, physicsClientId=client)
-        p.setGravity(0, 0, -9.81, physicsClientId=client)
-        for _ in range(240):
-            p.stepSimulation(physicsClientId=client)
         fridge = bodies["fridge_1"]
         door = p.getLinkState(fridge, 0, computeForwardKinematics=True, physicsClientId=client)
         aabb_lo, aabb_hi = p.getAABB(fridge, 0, physicsClientId=client)  # the door
@@ -300,6 +306,36 @@ def test_a_fridge_opens_where_its_scene_says_and_what_is_in_it_stands_on_its_she
         for thing in ("tomato_1", "milk_1", "egg_1"):
             lo, _ = p.getAABB(bodies[thing], -1, physicsClientId=client)
             assert lo[2] == pytest.approx(0.8, abs=0.01), (thing, lo)
+    finally:
+        p.disconnect(client)
+
+
+def test_what_is_in_a_chest_lies_in_its_top_drawer_and_comes_out_with_it(worlds) -> None:
+    """The apartment's kitchen chest: the knife and the spoon rest on its top drawer's floor (12 cm
+    under the chest's top, not on the floor of a drawer as deep as the chest is tall), in the drawer's
+    front half, and the drawer pulled 30 cm out (the household body's pull) brings them out from under
+    the chest's top, where a camera above sees them and a hand from above reaches them."""
+    from conceptagent_ros.scene.house_geometry import PANEL, TOP_DRAWER
+
+    p, client, bodies = _settled_world(worlds / "apartment.sdf")
+    try:
+        chest = bodies["drawer_1"]
+        carcass_lo, carcass_hi = (np.asarray(v) for v in p.getAABB(chest, -1, physicsClientId=client))
+        for thing in ("knife_1", "spoon_1"):
+            lo, _ = p.getAABB(bodies[thing], -1, physicsClientId=client)
+            assert lo[2] == pytest.approx(carcass_hi[2] - TOP_DRAWER + PANEL, abs=0.01), (thing, lo)
+        p.setJointMotorControl2(chest, 0, p.POSITION_CONTROL, targetPosition=0.30, force=200, maxVelocity=0.15,
+                                physicsClientId=client)  # as a hand pulls it
+        for _ in range(960):
+            p.stepSimulation(physicsClientId=client)
+        assert p.getJointState(chest, 0, physicsClientId=client)[0] == pytest.approx(0.30, abs=0.01)
+        state = p.getLinkState(chest, 0, physicsClientId=client)
+        outward = Rotation.from_quat(state[5]).apply([1.0, 0.0, 0.0])[:2]  # out of the chest's front
+        front = float(np.max(np.abs(carcass_hi[:2] - carcass_lo[:2]) / 2 * np.abs(outward)))
+        middle = (carcass_lo[:2] + carcass_hi[:2]) / 2
+        for thing in ("knife_1", "spoon_1"):
+            centre = np.asarray(p.getBasePositionAndOrientation(bodies[thing], physicsClientId=client)[0])
+            assert float((centre[:2] - middle) @ outward) > front, thing  # out past the chest's front
     finally:
         p.disconnect(client)
 

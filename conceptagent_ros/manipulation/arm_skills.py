@@ -19,13 +19,19 @@ from typing import Literal, Protocol, TextIO
 import numpy as np
 
 from conceptagent_ros.manipulation.articulation_executor import carry_out
-from conceptagent_ros.manipulation.articulation_planner import FrontGeometry, drawer_opening, front_geometry, plan_drawer
+from conceptagent_ros.manipulation.articulation_planner import (
+    DRAWER_FRONTS,
+    FrontGeometry,
+    drawer_opening,
+    front_geometry,
+    plan_drawer,
+)
 from conceptagent_ros.manipulation.clouds import as_resting
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.grasp_planner import GraspCandidate, GraspPlan, GraspPlanner
 from conceptagent_ros.manipulation.pick_executor import Arm, PickConfig, PickExecutor
 from conceptagent_ros.manipulation.place_executor import HeldObject, hand_turn_along, place
-from conceptagent_ros.manipulation.place_planner import PlacePlanner
+from conceptagent_ros.manipulation.place_planner import PlacePlanner, drawer_inside
 from conceptagent_ros.manipulation.robot_spec import RobotSpec
 from conceptagent_ros.manipulation.watched_arm import MotionCanceled, WatchedArm
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
@@ -117,8 +123,9 @@ class ArmSkills:
     def __init__(self, body: ArmBody, spec: RobotSpec, drawers: Collection[str] | Callable[[], Collection[str]] = (),
                  table: str | None = None, floor_z: float | None = 0.0,
                  near_hand: Callable[[str], bool] | None = None, mobile: bool = False,
-                 pick_config: PickConfig | None = None, doors: DoorMover | None = None):
+                 pick_config: PickConfig | None = None, doors: DoorMover | None = None, drawer_pull: float = OPEN_BY):
         self.body, self.spec = body, spec
+        self.drawer_pull = drawer_pull  # how far open() pulls a drawer out
         self.doors = doors
         self.mobile = mobile
         self.pick_config = pick_config or PickConfig()
@@ -213,7 +220,7 @@ class ArmSkills:
         for sid in self.drawers:
             if sid in clouds:
                 try:
-                    fronts[sid] = front_geometry(clouds[sid], self.spec.arm.base)
+                    fronts[sid] = front_geometry(clouds[sid], self.spec.arm.base, DRAWER_FRONTS)
                 except ManipulationError:
                     continue
         if not fronts:
@@ -276,12 +283,13 @@ class ArmSkills:
         near = None
         if receptacle == self.table or self.near_hand(receptacle):  # the free spot nearest the hand, not the far end
             near = (float(self.held.hand_position[0]), float(self.held.hand_position[1]))
-        spot = PlacePlanner().plan(held.footprint_radius, held.height, clouds[receptacle],
+        support = drawer_inside(clouds[receptacle]) if receptacle in self.drawers else clouds[receptacle]
+        spot = PlacePlanner().plan(held.footprint_radius, held.height, support,
                                    self.others(clouds, obj, receptacle), near=near, footprint=held.footprint)
         into = spot.inside or receptacle in self.drawers
         # walls around: the hand's long side along the opening's long side, or it strikes them
         turn = self._hand_near_side(spot.turn, spot.position, held) if spot.turn is not None else \
-            hand_turn_along(self.held.grasp.rotation, _long_axis(clouds[receptacle])) if into \
+            hand_turn_along(self.held.grasp.rotation, _long_axis(support)) if into \
             else self._bearing_turn(spot.position) if self.mobile else 0.0
         self.phase(f"putting {obj} down", 0.3)
         done = place(self.watched_hand(), self.spec.gripper, self.held.hand_position, self.held.grasp.rotation, held,
@@ -331,11 +339,13 @@ class ArmSkills:
         if target not in self.drawers:
             raise SkillRefused(f"{target} is not a drawer the arm knows; it opens and closes drawers only")
         before = self.drawer_openings(clouds).get(target, 0.0)
-        distance = OPEN_BY if action == "open" else max(before, 0.0) + 0.005
+        distance = self.drawer_pull if action == "open" else max(before, 0.0) + 0.005
         plan = plan_drawer(clouds[target], self.spec.arm.base, self.spec.gripper, action, distance,
                            floor_z=self.floor_z)
         self.phase(f"{'pulling' if action == 'open' else 'pushing'} {target} {HOW[plan.grip]}", 0.2)
-        reached = carry_out(self.watched_hand(), plan)
+        grip = getattr(self.body, "grip_handle", None)  # a body's assisted grip, where it has one
+        reached = carry_out(self.watched_hand(), plan, hold=(lambda: grip(target)) if grip is not None else None,
+                            release=getattr(self.body, "let_go_of_handle", None))
         self.body.rest()  # hand up and pointing down: where the next pick's straight lines start well
         self.phase(f"measuring how far {target} stands out", 0.9)
         if not reached:

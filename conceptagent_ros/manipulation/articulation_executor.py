@@ -3,15 +3,21 @@ the front's edge), follow the waypoints, let go and withdraw; or, for a push, cl
 bring their tips to the front, drive in and withdraw."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from conceptagent_ros.manipulation.articulation_planner import ArticulationPlan
 from conceptagent_ros.manipulation.pick_executor import Arm
 
 APPROACH = 0.08  # the hand comes in along its approach from this far back, and leaves as far
 
 
-def carry_out(arm: Arm, plan: ArticulationPlan, speed: float = 0.3, approach: float = APPROACH) -> bool:
+def carry_out(arm: Arm, plan: ArticulationPlan, speed: float = 0.3, approach: float = APPROACH,
+              hold: Callable[[], object] | None = None, release: Callable[[], object] | None = None) -> bool:
     """False when the hand did not reach the handle (nothing was moved); True once the motion was made.
-    Whether the drawer or door really moved is for the caller to measure."""
+    Whether the drawer or door really moved is for the caller to measure. `hold` is called once the
+    fingers have closed on the handle, `release` before they open (a body's assisted grip)."""
     direction = plan.grasp_rotation[:, 2]
     pushing = plan.grip in ("push", "press")  # nothing is held: the closed fingers push or drag
     if pushing:
@@ -24,9 +30,31 @@ def carry_out(arm: Arm, plan: ArticulationPlan, speed: float = 0.3, approach: fl
         return False
     if not pushing:
         arm.close_hand()
-    for point, rotation in zip(plan.waypoints, plan.rotations):
-        arm.move_hand(point, rotation, speed=speed)
+        if hold is not None:
+            hold()
+    try:
+        last = _follow(arm, plan, speed)
+    finally:
+        if not pushing and release is not None:
+            release()
     if not pushing:
         arm.open_hand()
-    arm.move_hand(plan.waypoints[-1] - plan.rotations[-1][:, 2] * approach, plan.rotations[-1])
+    arm.move_hand(last[0] - last[1][:, 2] * approach, last[1])
     return True
+
+
+def _follow(arm: Arm, plan: ArticulationPlan, speed: float) -> tuple[np.ndarray, np.ndarray]:
+    """The hand along the plan's waypoints; the pose it got to."""
+    straight = getattr(arm, "move_hand_straight", None)
+    last = (plan.grasp_position, plan.grasp_rotation)  # where the hand got to
+    for point, rotation in zip(plan.waypoints, plan.rotations):
+        if straight is None:
+            arm.move_hand(point, rotation, speed=speed)
+            last = (point, rotation)
+        elif straight(point, rotation, speed=speed):
+            last = (point, rotation)
+        else:
+            # as far as the arm moves holding on in straight lines: a joint-space move from here swung
+            # the hand back through a drawer pulled 20 cm out and shut it again
+            break
+    return last

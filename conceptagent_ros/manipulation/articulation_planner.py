@@ -30,6 +30,13 @@ class ArticulationConfig:
     handle_min_height: float = 0.008  # points this far proud of the front are a handle
     max_vertical_tilt_deg: float = 15.0  # a front's normal is within this of horizontal
     waypoint_spacing: float = 0.02  # metres between waypoints of a pull or a swing
+    # a facing plane this tall and at least half as wide as the largest is a front too, however few
+    # its points: a chest's top drawer pulled out over its shut fronts (DRAWER_FRONTS). Off for doors:
+    # it chose a strip nearer the robot than a fridge's door and stood the base on the hinge's side
+    front_min_height: float | None = None
+
+
+DRAWER_FRONTS = ArticulationConfig(front_min_height=0.08)  # how drawers are seen (plan_drawer's default)
 
 
 @dataclass(frozen=True)
@@ -86,8 +93,8 @@ def front_geometry(points: object, robot_base: object, config: ArticulationConfi
     width_axis = np.array([-normal[1], normal[0], 0.0])
     along = (inliers - centre) @ width_axis
     height = cloud @ normal + offset
-    proud = cloud[height > cfg.handle_min_height]
-    handle = proud.mean(axis=0) if len(proud) >= 3 else None
+    proud = _handle_points(cloud[height > cfg.handle_min_height], width_axis)
+    handle = _middle(proud, width_axis, normal) if len(proud) >= 3 else None
     return FrontGeometry(plane, normal, centre, width_axis, float(np.abs(along).max()), float(inliers[:, 2].max()),
                          handle, float(height.max()) if handle is not None else 0.0,
                          float(proud[:, 2].max()) if handle is not None else 0.0)
@@ -99,7 +106,7 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
     """Pull the drawer `distance` metres toward the robot (open) or push it that far back (close).
     With `floor_z` (the surface the cabinet stands on), a handle too low for the open hand held
     level is approached pitched down, just enough for the lower finger to clear the floor."""
-    cfg = config or ArticulationConfig()
+    cfg = config or DRAWER_FRONTS
     if not distance > 0:
         raise ManipulationError("COLLISION", f"a drawer moves a positive distance; got {distance}")
     front = front_geometry(points, robot_base, cfg)
@@ -282,9 +289,45 @@ def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: 
                             hinge=door.hinge, angle=angle)
 
 
+HANDLE_CELL = 0.015  # metres: proud points within three of these of each other are one part of the front
+
+
+def _handle_points(proud: np.ndarray, width_axis: np.ndarray) -> np.ndarray:
+    """The largest group of the points proud of a front, as it is seen face on (along it and up):
+    the handle. Stray points stand proud too (a carcass's top edge, depth noise at the front's
+    rim), and a few of them drew the mean of all 2 cm off a door's handle, the fingers closing beside it."""
+    if len(proud) < 3:
+        return proud
+    from scipy.ndimage import binary_dilation, label
+    face_on = np.column_stack([proud @ width_axis, proud[:, 2]])
+    cells = np.floor((face_on - face_on.min(axis=0)) / HANDLE_CELL).astype(int)
+    grid = np.zeros(cells.max(axis=0) + 1, dtype=bool)
+    grid[cells[:, 0], cells[:, 1]] = True
+    # grown by a cell, so that a bar seen from afar in rows 3-4 cm apart stays one group
+    groups, count = label(binary_dilation(grid, np.ones((3, 3), dtype=bool)), structure=np.ones((3, 3), dtype=bool))
+    of_point = groups[cells[:, 0], cells[:, 1]]
+    largest = int(np.argmax(np.bincount(of_point, minlength=count + 1)[1:])) + 1
+    return proud[of_point == largest]
+
+
+def _middle(points: np.ndarray, width_axis: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """The middle of a handle's seen extent along the front and up (its mean sits at the densely
+    seen end where the arm hides part of a bar: 0.5 cm below an upright bar's top), at its median
+    depth out of the front."""
+    along, up, out = points @ width_axis, points[:, 2], points @ normal
+    a = float(np.mean(np.percentile(along, [5, 95])))
+    z = float(np.mean(np.percentile(up, [5, 95])))
+    o = float(np.median(out))
+    horizontal = a * width_axis + o * normal
+    return np.array([horizontal[0], horizontal[1], z])
+
+
 def _upright_bar(points: object, front: FrontGeometry, cfg: ArticulationConfig) -> bool:
     """Whether the handle's points spread more up and down than along the front."""
     cloud = clean(points, "front")
+    # all proud points, as before handles were told from stray points: judged on the handle's group
+    # alone, a fridge's bar came out upright and the hand turned to close across it was out of reach
+    # from the door's stance (the family house's fridge); the grasp as turned before held it
     proud = cloud[cloud @ front.normal - float(front.centre @ front.normal) > cfg.handle_min_height]
     if len(proud) < 3:
         return False
@@ -370,7 +413,7 @@ def door_opening(points: object, closed_out: object, config: ArticulationConfig 
 def drawer_opening(front_now: object, closed_front: FrontGeometry, config: ArticulationConfig | None = None) -> float:
     """How far (m) a drawer stands out from where its front was when closed, measured from the
     front's points as seen now: the plane's shift along the closed front's normal."""
-    cfg = config or ArticulationConfig()
+    cfg = config or DRAWER_FRONTS
     plane = _vertical_plane(clean(front_now, "front"), cfg, closed_front.normal)
     return float((plane.inliers.mean(axis=0) - closed_front.centre) @ closed_front.normal)
 
@@ -399,7 +442,13 @@ def _vertical_plane(cloud: np.ndarray, cfg: ArticulationConfig, facing: np.ndarr
         facing_planes = [f for f, a in zip(fronts, alignment) if a >= FACING_COS]
         if not facing_planes:
             return fronts[int(np.argmax(alignment))]
-        biggest = max(len(f.inliers) for f in facing_planes)
-        sizeable = [f for f in facing_planes if len(f.inliers) >= SIZEABLE_SHARE * biggest]  # not a handle bar
+        biggest = max(facing_planes, key=lambda f: len(f.inliers))
+        across = np.array([-facing[1], facing[0]])
+        width = float(np.ptp(biggest.inliers[:, :2] @ across))
+        # not a handle bar: as many points as the largest front's share, or as wide as it and taller
+        # than a bar (a chest's top drawer pulled out, a quarter of the chest's shut fronts below it)
+        sizeable = [f for f in facing_planes if len(f.inliers) >= SIZEABLE_SHARE * len(biggest.inliers)
+                    or (cfg.front_min_height is not None and float(np.ptp(f.inliers[:, 2])) >= cfg.front_min_height
+                        and float(np.ptp(f.inliers[:, :2] @ across)) >= SIZEABLE_SHARE * width)]
         return max(sizeable, key=lambda f: float(f.inliers[:, :2].mean(axis=0) @ facing[:2]))
     raise ManipulationError("EMPTY_CLOUD", f"no vertical front of {cfg.min_front_points}+ points among the part's points")

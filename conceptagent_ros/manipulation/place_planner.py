@@ -222,6 +222,31 @@ class PlacePlanner:
         return cells[best], turn, room
 
 
+DRAWER_TOP_GAP = 0.05  # metres: a drawer's floor lies at least this far below the top of what holds it
+UNDER_TOP = 0.03  # metres: a point this near a point of the top, seen from above, lies under it
+
+
+def drawer_inside(points: object, config: PlaceConfig | None = None) -> np.ndarray:
+    """A drawer's points less its cabinet's top, where a level surface lies below that top: things
+    go into a drawer, and a chest's top (larger than the part of its top drawer pulled out) was
+    chosen over the drawer's floor, and the floor under that top is out of the hand's way in.
+    A drawer with nothing above its floor keeps all its points."""
+    cfg = config or PlaceConfig()
+    cloud = clean(points, "receptacle")
+    top = fit_plane(cloud, cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg, tries=cfg.plane_tries)
+    if top is None:
+        return cloud
+    below = cloud[top.height(cloud) < -DRAWER_TOP_GAP]
+    floor = fit_plane(below, cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg, tries=cfg.plane_tries)
+    if floor is None:
+        return cloud
+    # what lies under the top is seen below its edge (a mast camera sees 20 cm in), but no hand
+    # coming down from above gets there
+    lower = cloud[top.height(cloud) < -cfg.plane_threshold * 4]
+    under_top = cKDTree(top.inliers[:, :2]).query(lower[:, :2], distance_upper_bound=UNDER_TOP)[0] < np.inf
+    return lower[~under_top]
+
+
 def _filled_gaps(xy: np.ndarray, cell: float, gap: float) -> np.ndarray:
     """Centres of the empty raster cells (of side `cell`) that a morphological closing of the
     points' occupancy fills: holes and slots up to about `gap` wide between seen points. A closing

@@ -239,7 +239,7 @@ class PyBulletBase:
                 while target < len(path.waypoints) - 1 and \
                         math.dist((pose.x, pose.y), path.waypoints[target]) < limits.waypoint_tolerance:
                     target += 1
-                aim = path.waypoints[target]
+                aim = path.waypoints[min(target, len(path.waypoints) - 1)]  # a path of one point: its goal
                 error = _wrap(math.atan2(aim[1] - pose.y, aim[0] - pose.x) - pose.yaw)
                 if abs(error) > limits.turn_in_place:
                     v = 0.0

@@ -317,7 +317,8 @@ class ManipulationNode(Node):
             group, base=base)
         self.body = body
         self.skills = ArmSkills(body, load_robot_spec(self.get_parameter("robot").value), drawers=body.drawers,
-                                floor_z=None)
+                                floor_z=None, drawer_pull=declare("drawer_pull", 0.10, d(
+                                    description="how far open() pulls a drawer out, m")).value)
         self._run = self.skills.execute
 
     # -- the scene as the cameras see it -----------------------------------------------------------------

@@ -78,13 +78,27 @@ TALL_CONTAINER = 1.2
 SHELF_TOP = 0.8  # metres above a tall container's bottom: its shelf's upper face
 
 
+SLIDING = ("drawer", "dresser")  # categories that open by sliding out; every other container has a door
+# A chest of drawers is a stack of drawers, and what is in it lies in the top one: a drawer as deep
+# as the chest is tall, opened 10 cm, kept what lay on its floor out of every camera's sight and
+# out of the hand's reach (the evaluation houses' spatulas and knives). The lower drawers stay shut.
+TOP_DRAWER = 0.15  # metres: the height of a chest's top drawer (its floor 12 cm under its front's top edge)
+
+
 def has_shelf(size: tuple[float, float, float]) -> bool:
     return size[2] >= TALL_CONTAINER
 
 
+def top_drawer_height(size: tuple[float, float, float]) -> float:
+    return min(TOP_DRAWER, size[2])
+
+
 def inner_floor(holder: Box) -> float:
-    """Where the things in a container stand: its shelf's upper face, or its floor panel's."""
+    """Where the things in a container stand: its shelf's upper face, its top drawer's floor (a
+    chest of drawers), or its floor panel's."""
     bottom = holder.center[2] - holder.size[2] / 2.0
+    if holder.category in SLIDING:
+        return bottom + holder.size[2] - top_drawer_height(holder.size) + PANEL
     return bottom + (SHELF_TOP if has_shelf(holder.size) else PANEL)
 
 
@@ -212,11 +226,14 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             holder = place(parent, trail | {oid})
             siblings = sorted(c.id for c in scene.children(parent))
             slot, count = siblings.index(oid), len(siblings)
+            toward_front = (0.0, 0.0)
             if not scene.objects[parent].has("pickupable"):
                 # a row across the side that faces the room (a container's opening), so that from
                 # there nothing hides behind anything
-                fx, _ = front_of(scene.objects[parent], holder.center[0], holder.center[1], scene, holder.size)
+                fx, fy = front_of(scene.objects[parent], holder.center[0], holder.center[1], scene, holder.size)
                 along_x = fx == 0
+                if holder.category in SLIDING:  # in the drawer's front half, which its opening uncovers
+                    toward_front = (fx, fy)
             else:
                 along_x = holder.size[0] >= holder.size[1]
             length = holder.size[0] if along_x else holder.size[1]
@@ -226,14 +243,15 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             if count > 1 and along > length / count + 1e-9 and across < along <= depth:
                 # a long thing too long for its place in a crowded row lies across it (a knife among cutlery)
                 sx, sy = sy, sx
-                along = across
+                along, across = across, along
             offset = (slot + 0.5) / count * length - length / 2.0 if count > 1 else 0.0
             if previous is not None and count > 1:
                 offset = _free_offset(holder, along_x, length, along,
                                       [boxes[c] for c in siblings if c in boxes and c != oid], count) or offset
             end = max(0.0, length / 2.0 - max(0.06, min(along, length - 2 * wall) / 2.0 + wall))
             offset = max(-end, min(end, offset))  # within the holder, clear of a container's walls
-            cx, cy, _ = holder.center
+            forward = max(0.0, min(depth / 4.0, (depth - across) / 2.0))
+            cx, cy = holder.center[0] + toward_front[0] * forward, holder.center[1] + toward_front[1] * forward
             x, y = (cx + offset, cy) if along_x else (cx, cy + offset)
             # Squeeze things that would overhang a small holder (a card in a box)
             sx, sy = min(sx, holder.size[0] - 2 * PANEL), min(sy, holder.size[1] - 2 * PANEL)

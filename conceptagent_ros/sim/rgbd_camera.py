@@ -13,7 +13,7 @@ import numpy as np
 
 from conceptagent_ros.perception.detectors.sim_paint import category_colour
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
-from conceptagent_ros.scene.house_geometry import PANEL, Box, has_shelf, inner_floor
+from conceptagent_ros.scene.house_geometry import PANEL, SLIDING, Box, has_shelf, inner_floor
 from conceptagent_ros.scene.model import Room
 
 WALL_HEIGHT = 2.6
@@ -56,7 +56,7 @@ def _panels(box: Box) -> list[tuple[tuple[float, float, float], tuple[float, flo
     (cx, cy, cz), (sx, sy, sz) = box.center, box.size
     t = PANEL
     panels = [((cx, cy, cz - sz / 2 + t / 2), (sx, sy, t)), ((cx, cy, cz + sz / 2 - t / 2), (sx, sy, t))]
-    if has_shelf(box.size):
+    if has_shelf(box.size) or box.category in SLIDING:  # a shelf, a chest's top drawer's floor
         panels.append(((cx, cy, inner_floor(box) - t / 2), (sx - 2 * t, sy - 2 * t, t)))
     fx, fy = box.open_front
     if fx:  # open towards +x or -x: back wall at the other x end, sides along y

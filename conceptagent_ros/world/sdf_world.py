@@ -22,7 +22,15 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conceptagent_ros.scene.house_geometry import PANEL, SHELF_TOP, Box, front_of, has_shelf
+from conceptagent_ros.scene.house_geometry import (
+    PANEL,
+    SHELF_TOP,
+    SLIDING,
+    Box,
+    front_of,
+    has_shelf,
+    top_drawer_height,
+)
 from conceptagent_ros.scene.model import Scene, SceneObject
 from conceptagent_ros.world.floor_plan import FloorPlan
 
@@ -30,7 +38,6 @@ if TYPE_CHECKING:  # house.py reads the handles' depth from here
     from conceptagent_ros.world.house import House
 
 SDF_VERSION = "1.9"
-SLIDING = ("drawer", "dresser")  # categories that open by sliding out; every other container has a door
 DOOR_OPENS = 1.9  # radians a door swings out
 HANDLE_PROUD = 0.035  # how far a handle stands out of a door or drawer front
 # kilograms by category; other carried things weigh ITEM_MASS
@@ -162,15 +169,22 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
     if not sliding and has_shelf((d, w, h)):  # what is in it stands there (house_geometry.inner_floor)
         _box_part(carcass, "shelf", (d - 2 * p, w - 2 * p, p), (-p / 2, 0, -h / 2 + SHELF_TOP - p / 2), colour)
     front = _sub(model, "link", name="drawer" if sliding else "door")
-    handle_length = min(0.3, 0.4 * (h if not sliding else w))
     if sliding:
-        # the drawer: its front, and a floor that carries what lies in it (things stand a panel up)
-        _sub(front, "pose", _f(d / 2 - p / 2, 0, 0, 0, 0, 0))
-        _inertial(front, 1.0 + 4.0 * w * d, (p, w, h))
-        _box_part(front, "front", (p, w - 0.004, h - 0.004), (0, 0, 0), colour)
-        _box_part(front, "floor", (d - 2 * p, w - 2 * p - 0.004, p - 0.005), (-d / 2 + p, 0, -h / 2 + (p + 0.005) / 2),
+        # a chest of drawers: the top drawer slides out (what is in the chest lies on its floor,
+        # house_geometry.inner_floor); the shut drawers below it are one fixed front, under a
+        # divider the top drawer runs on
+        dh = top_drawer_height((d, w, h))
+        below = h - dh
+        if below > p:
+            _box_part(carcass, "lower_fronts", (p, w, below - 0.002), (d / 2 - p / 2, 0, -h / 2 + below / 2 - 0.001),
+                      colour)
+            _box_part(carcass, "divider", (d - 2 * p, w - 2 * p, p), (-p / 2, 0, -h / 2 + below - p / 2), colour)
+        _sub(front, "pose", _f(d / 2 - p / 2, 0, h / 2 - dh / 2, 0, 0, 0))
+        _inertial(front, 1.0 + 4.0 * w * d, (p, w, dh))
+        _box_part(front, "front", (p, w - 0.004, dh - 0.004), (0, 0, 0), colour)
+        _box_part(front, "floor", (d - 2 * p, w - 2 * p - 0.004, p - 0.005), (-d / 2 + p, 0, -dh / 2 + (p + 0.005) / 2),
                   colour)
-        _box_part(front, "handle", (HANDLE_PROUD, handle_length, 0.02), (p / 2 + HANDLE_PROUD / 2, 0, h / 4),
+        _box_part(front, "handle", (HANDLE_PROUD, min(0.3, 0.4 * w), 0.02), (p / 2 + HANDLE_PROUD / 2, 0, 0),
                   COLOURS["handle"])
         joint = _sub(model, "joint", name=f"{obj.id}_slide", type="prismatic")
         lower, upper = 0.0, 0.8 * (d - p)
@@ -181,8 +195,8 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
         _sub(front, "pose", _f(d / 2 - p / 2, hinge_sign * w / 2, 0, 0, 0, 0))
         _inertial(front, 1.0 + 5.0 * w * h, (p, w, h), (0, -hinge_sign * w / 2, 0))
         _box_part(front, "panel", (p, w - 0.004, h - 0.004), (0, -hinge_sign * w / 2, 0), colour)
-        _box_part(front, "handle", (HANDLE_PROUD, 0.02, handle_length), (p / 2 + HANDLE_PROUD / 2, -hinge_sign * (w - 0.06), 0),
-                  COLOURS["handle"])
+        _box_part(front, "handle", (HANDLE_PROUD, 0.02, min(0.3, 0.4 * h)),
+                  (p / 2 + HANDLE_PROUD / 2, -hinge_sign * (w - 0.06), 0), COLOURS["handle"])
         joint = _sub(model, "joint", name=f"{obj.id}_hinge", type="revolute")
         lower, upper = (0.0, DOOR_OPENS) if hinge_sign > 0 else (-DOOR_OPENS, 0.0)
     _sub(joint, "parent", "carcass")

@@ -203,10 +203,13 @@ class HingedDoors:
         if not (hand.move_hand(above, plan.grasp_rotation) and hand.move_hand(plan.grasp_position, plan.grasp_rotation,
                                                                                 speed=0.3)):
             raise ManipulationError("UNREACHABLE", "the arm did not reach over the door into the gap behind it")
+        last = plan.grasp_rotation  # the hand's turn where the sweep stopped
         for point, rotation in zip(plan.waypoints, plan.rotations):
             if not hand.move_hand(point, rotation, speed=0.3):
                 break  # as far as the arm reaches: the look afterwards says how far the door went
-        hand.move_hand(self._hand_now() + np.array([0.0, 0.0, OVER_THE_TOP + ROUND_EDGE]), plan.rotations[-1])
+            last = rotation
+        # up and out over the top as the hand stands: turned as the sweep's end would have it, it swung into the door
+        hand.move_hand(self._hand_now() + np.array([0.0, 0.0, OVER_THE_TOP + ROUND_EDGE]), last)
 
     def _push(self, door: DoorFrame, start: float, end: float, radius: float, skills: ArmSkills,
               at: float | None = None) -> None:

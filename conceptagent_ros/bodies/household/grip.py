@@ -182,11 +182,17 @@ class Grip:
 
     # -- a door's handle ----------------------------------------------------------------------------
     def door_link(self, target: str) -> int:
-        return link_index(self.p, self.bodies[target], self.client, "door")
+        """The link that moves: a hinged door, or a chest's top drawer."""
+        body = self.bodies[target]
+        names = {self.p.getJointInfo(body, j, physicsClientId=self.client)[12].decode()
+                 for j in range(self.p.getNumJoints(body, physicsClientId=self.client))}
+        return link_index(self.p, body, self.client, "drawer" if "drawer" in names else "door")
 
     def grip_door(self, target: str) -> bool:
-        """The assisted grip on a door's handle once both fingers press the door (SQUEEZED): a point
-        constraint at the hand of at most DOOR_GRIP_FORCE, about which the handle turns (doors.py)."""
+        """The assisted grip on a door's or a drawer's handle once both fingers press it (SQUEEZED): a
+        point constraint at the hand of at most DOOR_GRIP_FORCE, about which a door's handle turns
+        (doors.py). Friction alone let a chest's drawer, with a fork and a spoon in it, slip out of
+        the fingers after a centimetre."""
         p, c = self.p, self.client
         body, link = self.bodies[target], self.door_link(target)
         if not self.squeezed(target, link):

@@ -216,14 +216,14 @@ class Stance:
         self.turn_to(bearing)  # where the turn would strike something, the base stays short of it
         self.moved()
 
-    def stand_before_front(self, target: str) -> None:
-        """Drive to stand square in front of a drawer, FRONT_STANDOFF out on its front's normal,
+    def stand_before_front(self, target: str, standoff: float = FRONT_STANDOFF) -> None:
+        """Drive to stand square in front of a drawer, `standoff` out on its front's normal,
         facing it, across from its handle: a pull runs along the normal, and from an approach
         pose off to one side (navigate_to stands wherever the arm reaches some of the cabinet) the
         handle is seen edge-on and pulled across the arm. The front is measured from what the
         camera sees (articulation_planner.front_geometry); where it is not seen, or no free path
         leads there, the base stays and the skill tries from where it stands."""
-        from conceptagent_ros.manipulation.articulation_planner import front_geometry
+        from conceptagent_ros.manipulation.articulation_planner import DRAWER_FRONTS, front_geometry
         from conceptagent_ros.manipulation.failures import ManipulationError
 
         self.tuck()
@@ -232,21 +232,20 @@ class Stance:
             return
         pose = self.base.pose
         try:
-            front = front_geometry(points, (pose.x, pose.y))
+            front = front_geometry(points, (pose.x, pose.y), DRAWER_FRONTS)
         except ManipulationError:
             return
         middle = front.handle if front.handle is not None else front.centre
         across = front.centre + front.width_axis * float((middle - front.centre) @ front.width_axis)
-        goal = (float(across[0] + front.normal[0] * FRONT_STANDOFF), float(across[1] + front.normal[1] * FRONT_STANDOFF))
         yaw = math.atan2(-front.normal[1], -front.normal[0])
+        goal = (float(across[0] + front.normal[0] * standoff), float(across[1] + front.normal[1] * standoff))
         if math.dist(goal, (pose.x, pose.y)) < 0.03 and abs(math.remainder(yaw - pose.yaw, 2 * math.pi)) < 0.05:
             return
         try:
             path = plan_path(self.costmap, (pose.x, pose.y), goal, goal_tolerance=0.1)
         except NavigationError:
             return
-        self.base.drive(path, yaw)
-        self.moved()
+        self.drive(path, yaw)  # carrying what the hand holds, to put it into the drawer
 
     def step_up_to(self, target: str) -> None:
         """For a pick or a place inside a container with a door, stand INSIDE_STANDOFF before the
