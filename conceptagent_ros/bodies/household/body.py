@@ -87,7 +87,7 @@ CHEST_DRAWER_PULL = 0.30
 # metres from a closed drawer's front to the base's middle, to pull it open: the first, then the
 # next where the drawer came out less than DRAWER_OUT_ENOUGH. From FRONT_STANDOFF a 30 cm pull brought
 # the hand against the robot's own mast. On the development houses' chests (seeds 1-17, realistic
-# sensing) neither distance alone pulls most of them out 15 cm (0.77 m: 4 of 8, 0.87 m: 4 of 8, as
+# sensing) neither distance alone pulls most of them out 15 cm (0.77 m: 3 of 8, 0.87 m: 3 of 8, as
 # the arm's straight steps give out or the hand misses the handle); the two in turn opened 9 of 10
 # (seeds 1-19), 8 of them 20-31 cm
 OPEN_DRAWER_STANDOFFS = (0.87, 0.77)
