@@ -44,17 +44,23 @@ def carry_out(arm: Arm, plan: ArticulationPlan, speed: float = 0.3, approach: fl
 
 
 def _follow(arm: Arm, plan: ArticulationPlan, speed: float) -> tuple[np.ndarray, np.ndarray]:
-    """The hand along the plan's waypoints; the pose it got to."""
+    """The hand along the plan's waypoints; the pose it got to. An arm that keeps straight lines
+    stops at the first step it misses: a joint-space move from there swung the hand back through a
+    drawer pulled 20 cm out and shut it again. Any other goes on past a miss, as it always has."""
     straight = getattr(arm, "move_hand_straight", None)
-    last = (plan.grasp_position, plan.grasp_rotation)  # where the hand got to
+    if straight is not None:
+        return follow_until_missed(straight, plan, speed)
     for point, rotation in zip(plan.waypoints, plan.rotations):
-        if straight is None:
-            arm.move_hand(point, rotation, speed=speed)
-            last = (point, rotation)
-        elif straight(point, rotation, speed=speed):
-            last = (point, rotation)
-        else:
-            # as far as the arm moves holding on in straight lines: a joint-space move from here swung
-            # the hand back through a drawer pulled 20 cm out and shut it again
+        arm.move_hand(point, rotation, speed=speed)
+    return plan.waypoints[-1], plan.rotations[-1]
+
+
+def follow_until_missed(move: Callable[..., bool], plan: ArticulationPlan, speed: float) -> tuple[np.ndarray, np.ndarray]:
+    """`move(point, rotation, speed=)` through the plan's waypoints from its grasp, stopping at the
+    first it misses; the pose (position, rotation) the hand last reached."""
+    last = (plan.grasp_position, plan.grasp_rotation)
+    for point, rotation in zip(plan.waypoints, plan.rotations):
+        if not move(point, rotation, speed=speed):
             break
+        last = (point, rotation)
     return last

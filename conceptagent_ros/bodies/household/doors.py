@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import numpy as np
 
 from conceptagent_ros.manipulation.arm_skills import SkillRefused
+from conceptagent_ros.manipulation.articulation_executor import follow_until_missed
 from conceptagent_ros.manipulation.articulation_planner import (
     OVER_THE_TOP,
     DoorFrame,
@@ -157,12 +158,8 @@ class HingedDoors:
         if not body.grip_door(target):
             hand.open_hand()
             raise ManipulationError("NOT_HELD", f"the fingers closed beside {target}'s handle, not on it")
-        last = plan.grasp_rotation  # the hand's turn where the pull stopped
-        try:
-            for point, rotation in zip(plan.waypoints, plan.rotations):
-                if not hand.move_hand_straight(point, rotation, speed=0.3):
-                    break  # as far as the arm pulls it holding on: the push takes it on from there
-                last = rotation
+        try:  # as far as the arm pulls it holding on: the push takes it on from there
+            _, last = follow_until_missed(hand.move_hand_straight, plan, 0.3)  # the hand's turn where it stopped
         finally:
             body.let_go_of_door()
         hand.open_hand()
@@ -203,11 +200,8 @@ class HingedDoors:
         if not (hand.move_hand(above, plan.grasp_rotation) and hand.move_hand(plan.grasp_position, plan.grasp_rotation,
                                                                                 speed=0.3)):
             raise ManipulationError("UNREACHABLE", "the arm did not reach over the door into the gap behind it")
-        last = plan.grasp_rotation  # the hand's turn where the sweep stopped
-        for point, rotation in zip(plan.waypoints, plan.rotations):
-            if not hand.move_hand(point, rotation, speed=0.3):
-                break  # as far as the arm reaches: the look afterwards says how far the door went
-            last = rotation
+        # as far as the arm reaches: the look afterwards says how far the door went
+        _, last = follow_until_missed(hand.move_hand, plan, 0.3)
         # up and out over the top as the hand stands: turned as the sweep's end would have it, it swung into the door
         hand.move_hand(self._hand_now() + np.array([0.0, 0.0, OVER_THE_TOP + ROUND_EDGE]), last)
 
@@ -227,9 +221,7 @@ class HingedDoors:
               plan.grasp_rotation)
         if not hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.3):
             raise ManipulationError("UNREACHABLE", "the arm did not reach inside the door to push it")
-        for point, rotation in zip(plan.waypoints, plan.rotations):
-            if not hand.move_hand(point, rotation, speed=0.3):
-                break  # as far as the arm reaches: the look afterwards says how far the door went
+        follow_until_missed(hand.move_hand, plan, 0.3)  # as far as the arm reaches: the look afterwards says how far
         back = plan.rotations[-1][:, 2]
         hand.move_hand(self._hand_now() - back * WITHDRAW, plan.rotations[-1])
 
