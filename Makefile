@@ -63,12 +63,15 @@ run-local: $(VENV)/.llama-installed
 # The ROS tests must not skip here: CONCEPTAGENT_REQUIRE_ROS turns a missing rclpy into a failure.
 # The real-model tests run on the smallest local model (fetched, verified, once per models directory)
 # and must not skip here either: CONCEPTAGENT_REQUIRE_LOCAL_LLM turns a missing runtime or model into a failure.
+# The spoken-command tests hear flite's voices with the fetched Whisper base: CONCEPTAGENT_REQUIRE_SPEECH
+# turns a missing flite, faster-whisper or model into a failure.
 TEST_MODEL ?= qwen2.5-coder-0.5b-instruct
 test: $(ROS_INTERFACES) $(VENV)/.llama-installed docs
 	tools/ensure_nftables.sh
 	tools/ensure_sdformat.sh
-	$(VENV)/bin/conceptagent models fetch --model $(TEST_MODEL)
-	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 CONCEPTAGENT_REQUIRE_LOCAL_LLM=1 \
+	tools/ensure_flite.sh
+	$(VENV)/bin/conceptagent models fetch --model $(TEST_MODEL) --model whisper-base
+	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 CONCEPTAGENT_REQUIRE_LOCAL_LLM=1 CONCEPTAGENT_REQUIRE_SPEECH=1 \
 		CONCEPTAGENT_TEST_MODEL=$(TEST_MODEL) $(PY) -m pytest -q
 
 test-fast: $(ROS_INTERFACES)

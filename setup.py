@@ -33,6 +33,8 @@ OPEN3D = ["open3d-cpu>=0.19; platform_system == 'Linux' and platform_machine == 
 # segment-anything (which needs torchvision); install torch with -c constraints.txt for the CPU build
 # YOLO-World as the detector; its class names are CLIP text embeddings (transformers, in PERCEPTION)
 YOLO = ["ultralytics>=8.3"]
+# spoken commands: faster-whisper (CTranslate2) on the fetched Whisper base, Silero VAD's bundled ONNX model
+SPEECH = ["faster-whisper==1.2.1", "silero-vad==6.2.3", "onnxruntime>=1.17"]
 PERCEPTION = [*OPEN3D, "scipy>=1.10", "torch>=2.2", "torchvision>=0.17", "transformers>=4.40", "tokenizers>=0.15",
               "segment-anything>=1.0"]
 
@@ -66,8 +68,8 @@ setup(
         # ROS 2 Jazzy from pip wheels (Linux x86-64, CPython 3.11): rclpy over Fast DDS, the message
         # packages, and what tools/build_ros_interfaces.py needs to generate our own msg/srv/action
         "ros": ROS_WHEELS,
-        # speech commands through a transformers ASR pipeline (Whisper)
-        "speech": ["torch>=2.2", "transformers>=4.40"],
+        # spoken commands (speech/): faster-whisper and Silero VAD
+        "speech": SPEECH,
         # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
@@ -82,7 +84,7 @@ setup(
         "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
         "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
                  "yourdfpy>=0.0.56", "scikit-image>=0.22",
-                 "pybullet>=3.2.6", *PERCEPTION, *YOLO],
+                 "pybullet>=3.2.6", *PERCEPTION, *YOLO, *SPEECH],
         # the documentation site (mkdocs.yml; `make docs`, and `make test` builds it with --strict)
         "docs": ["mkdocs==1.6.1", "mkdocs-material==9.6.23"],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],

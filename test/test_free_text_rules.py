@@ -57,6 +57,13 @@ def translated(scene: str, instruction: str):  # noqa: ANN201 - (Goal, Goal -> b
     ("studio_kitchen", "set the bowl down on the counter next to the sink", "(exists (?c - countertop) (in bowl_1 ?c))"),
     # ... and what the instruction says of the place still holds
     ("family_house", "leave the candle on the shelf in the dining room", "(in candle_1 shelf_1)"),
+    # a thing by its id's words, its number written or spelt
+    ("studio_kitchen", "place the apple on countertop 2", "(in apple_1 countertop_2)"),
+    ("studio_kitchen", "put apple 1 on countertop two", "(in apple_1 countertop_2)"),
+    # a heading said aloud, as Whisper writes it: its colon a comma or a full stop
+    ("apartment", "Make breakfast, toast the bread and put the butter on the counter",
+     "(and (heated bread_1) (exists (?c - countertop) (in butter_1 ?c)))"),
+    ("family_house", "Clean up the bathroom. Wash the toothbrush.", "(not (dirty toothbrush_1))"),
 ])
 def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expected):
     goal, means = translated(scene, instruction)
@@ -83,6 +90,9 @@ def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expe
     ("studio_kitchen", "find the apple", "and then?"),
     # a quantity is a content word too
     ("studio_kitchen", "put two apples in the fridge", "'two'"),
+    # a request before a comma or a full stop is not a heading, even where it cannot be done as said
+    ("apartment", "put the book on the shelf, then open the fridge", "could be any of 2 books"),
+    ("apartment", "Put the book on the shelf. Open the fridge.", "could be any of 2 books"),
 ])
 def test_what_is_not_understood_is_refused_and_named(scene, instruction, named):
     with pytest.raises(ConceptAgentError) as refusal:

@@ -1,6 +1,6 @@
 """The `conceptagent` command: one parser, each command's arguments beside its handler
-(cli/tasks.py, perception.py, models.py, voxposer.py, preconditions.py, ros.py, world.py, robot.py). Exit codes: 0 success, 1 the
-task failed, 2 bad input."""
+(cli/tasks.py, perception.py, models.py, voxposer.py, preconditions.py, ros.py, world.py, robot.py,
+speech.py). Exit codes: 0 success, 1 the task failed, 2 bad input."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 
-from conceptagent_ros.cli import models, perception, preconditions, robot, ros, tasks, voxposer, world
+from conceptagent_ros.cli import models, perception, preconditions, robot, ros, speech, tasks, voxposer, world
 from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_OK, OneLineParser, printable
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     ros.add_parsers(sub)
     world.add_parsers(sub)
     robot.add_parsers(sub)
+    speech.add_parsers(sub)
     return parser
 
 

@@ -18,9 +18,9 @@ def add_parsers(sub: Any) -> None:
     m_sub = m.add_subparsers(dest="models_command", required=True)
     fetch = m_sub.add_parser("fetch", help="download what is missing into the models directory "
                                            "($CONCEPTAGENT_MODELS, default ~/.cache/conceptagent/models)")
-    fetch.add_argument("--only", choices=["llm", "perception"],
-                       help="llm: the default local language model; perception: the perception config's weights "
-                            "(default: both)")
+    fetch.add_argument("--only", choices=["llm", "speech", "perception"],
+                       help="llm: the default local language model; speech: Whisper base for spoken commands; "
+                            "perception: the perception config's weights (default: llm and perception)")
     fetch.add_argument("--model", action="append", choices=list(CATALOGUE), help="a catalogue model (repeatable)")
     fetch.add_argument("--config", help="perception YAML (default config/perception.yaml)")
     fetch.set_defaults(func=cmd_models_fetch)
@@ -37,6 +37,8 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
     names = list(args.model or [])
     if not names and args.only in (None, "llm"):
         names.append(DEFAULTS["llm"])
+    if not names and args.only == "speech":
+        names.append(DEFAULTS["speech"])
     for name in dict.fromkeys(names):
         fetched.append(str(fetch(lookup(name))))
     if not args.model and args.only in (None, "perception"):

@@ -149,7 +149,10 @@ def add_parsers(sub: Any) -> None:
     vb.set_defaults(func=cmd_voxposer_bench)
 
     say = sub.add_parser("say", help="publish a text command to the planner (like ros2 topic pub --once)")
-    say.add_argument("text", nargs="+")
+    say.add_argument("text", nargs="*")
+    say.add_argument("--audio", metavar="FILE.wav", help="the command spoken in a WAV file, heard here by Whisper base")
+    say.add_argument("--asr-model", default="whisper-base", help="for --audio: a speech model name or folder")
+    say.add_argument("--scene", help="for --audio: tell Whisper the names of the things in this scene")
     say.add_argument("--namespace", default=ROS_NAMESPACE)
     say.add_argument("--topic", default="command")
     say.add_argument("--wait", type=float, default=5.0, help="seconds to wait for a subscriber (DDS discovery)")
@@ -291,6 +294,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_say(args: argparse.Namespace) -> int:
     text = " ".join(args.text)
+    if args.audio is not None:
+        if text.strip():
+            raise ConceptAgentError("give the command as text or as --audio FILE.wav, not both")
+        from conceptagent_ros.speech.hearing import command_from_wav, scene_vocabulary
+
+        heard = command_from_wav(args.audio, args.asr_model, scene_vocabulary(args.scene) if args.scene else ())
+        print(f"heard: {heard.text} (confidence {heard.confidence:.2f}, {heard.seconds:.1f} s)")
+        text = heard.text
     if not text.strip():
         raise ConceptAgentError("say what the robot should do, e.g. conceptagent say \"put the apple in the fridge\"")
     _needs_ros()

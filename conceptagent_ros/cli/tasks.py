@@ -23,7 +23,10 @@ from conceptagent_ros.terminal import step_lines
 
 def add_parsers(sub: Any) -> None:
     run = sub.add_parser("run", help="run one instruction on the embedded world")
-    run.add_argument("instruction")
+    run.add_argument("instruction", nargs="?", help="what to do, as text (or --audio)")
+    run.add_argument("--audio", metavar="FILE.wav",
+                     help="the instruction spoken in a WAV file, heard by Whisper base (models fetch --only speech)")
+    run.add_argument("--asr-model", default="whisper-base", help="for --audio: a speech model name or folder")
     run.add_argument("--scene", default="studio_kitchen", help="built-in scene name or scene YAML path")
     run.add_argument("--goal", help="PDDL goal formula (default: interpreted from the instruction)")
     run.add_argument("--planner", default="react",
@@ -142,6 +145,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("\n".join(lines), flush=True)
 
     trace = writable_file(args.trace, "--trace") if args.trace else None
+    if (args.instruction is None) == (args.audio is None):
+        raise ConceptAgentError("give the instruction as text or as --audio FILE.wav (one of the two)")
+    if args.audio is not None:
+        from conceptagent_ros.speech.hearing import command_from_wav, scene_vocabulary
+
+        heard = command_from_wav(args.audio, args.asr_model, scene_vocabulary(args.scene))
+        print(f"Heard: {printable(heard.text)} (confidence {heard.confidence:.2f}, {heard.seconds:.1f} s)", flush=True)
+        args.instruction = heard.text
     spec = EpisodeSpec.of(
         instruction=args.instruction, scene=args.scene, goal=args.goal, planner=args.planner, llm=args.llm,
         seed=args.seed, max_steps=args.max_steps, failure_rates=failure_rates(args.failure_rate), trace=trace,

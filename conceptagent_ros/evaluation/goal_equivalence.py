@@ -85,18 +85,37 @@ def _assignments(atoms: list[Atom], exact: bool, seed: int) -> Iterator[list[Ato
         yield [atom for atom in atoms if rng.random() < 0.5]
 
 
+class SceneGoals:
+    """Goals over one scene (all its objects): parsed from PDDL, read from an instruction by the
+    no-model translator, and compared by meaning."""
+
+    def __init__(self, scene: str):
+        from conceptagent_ros.evaluation.episode import embedded_task_map
+        from conceptagent_ros.planning.pddl.domain import cached_domain
+        from conceptagent_ros.scene.loader import load_scene
+        from conceptagent_ros.scene.symbolic import load_predicates
+        from conceptagent_ros.sim.world import World
+        from conceptagent_ros.skills.contract import load_skill_library
+
+        skills = load_skill_library()
+        self.task_map = embedded_task_map(World(load_scene(scene), skills=skills))
+        self.domain = cached_domain(load_predicates(), skills, self.task_map.domain_types())
+        self.types = dict(self.task_map.goal_types())
+
+    def parse(self, text: str) -> Goal:
+        return Goal.parse(self.domain, text, self.types)
+
+    def translate(self, instruction: str) -> Goal:
+        """The offline translator's goal, as `conceptagent run` without --goal; InstructionError if it refuses."""
+        from conceptagent_ros.planning.task import resolve_goal
+
+        return resolve_goal(instruction, None, self.domain, self.task_map)
+
+    def verdict(self, a: Goal, b: Goal) -> Verdict:
+        return same_goal(a, b, self.types)
+
+
 def translation_verdict(scene: str, translated: str, reference: str) -> Verdict:
     """The translated goal against the task's goal, on the task's scene (all its objects)."""
-    from conceptagent_ros.evaluation.episode import embedded_task_map
-    from conceptagent_ros.planning.pddl.domain import cached_domain
-    from conceptagent_ros.scene.loader import load_scene
-    from conceptagent_ros.scene.symbolic import load_predicates
-    from conceptagent_ros.sim.world import World
-    from conceptagent_ros.skills.contract import load_skill_library
-
-    skills = load_skill_library()
-    task_map = embedded_task_map(World(load_scene(scene), skills=skills))
-    domain = cached_domain(load_predicates(), skills, task_map.domain_types())
-    types = task_map.goal_types()
-    objects = {o: t for o, t in types.items()}
-    return same_goal(Goal.parse(domain, translated, types), Goal.parse(domain, reference, types), objects)
+    goals = SceneGoals(scene)
+    return goals.verdict(goals.parse(translated), goals.parse(reference))

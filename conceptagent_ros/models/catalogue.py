@@ -63,4 +63,5 @@ CATALOGUE: dict[str, RegistryModel] = {m.name: m for m in (
         "Qwen2.5-Coder-1.5B-Instruct (Qwen team, Apache-2.0), GGUF Q4_K_M"),
 )}
 
-DEFAULTS = {"llm": "qwen2.5-coder-1.5b-instruct"}  # what `models fetch --only llm` fetches
+DEFAULTS = {"llm": "qwen2.5-coder-1.5b-instruct",  # what `models fetch --only llm` fetches
+            "speech": "whisper-base"}

@@ -1,88 +1,118 @@
-"""Speech to text for spoken commands: a transformers automatic-speech-recognition pipeline
-(Whisper), WAV reading and resampling without ffmpeg. No ROS here; ros/speech_node.py wraps it.
+"""Speech to text for spoken commands. No ROS here; ros/speech_node.py wraps it.
 
-Models load from a local folder or the Hugging Face cache only (`local_files_only`): nothing is
-downloaded behind the user's back. Fetch a model once with
-`huggingface-cli download openai/whisper-base.en` (or save one with `save_pretrained`).
+Two transcribers behind one Protocol:
+- FasterWhisperTranscriber: faster-whisper (CTranslate2, int8 on CPU) on the Whisper base model that
+  `conceptagent models fetch --model whisper-base` fetches; what users run. It reports how sure it
+  is (the mean token probability) and how likely the clip holds no speech.
+- PipelineWhisperTranscriber: a transformers automatic-speech-recognition pipeline on a Whisper
+  saved with `save_pretrained` (the tests' tiny random model, or a hub model already in the cache).
+
+Models load from local files only: nothing is downloaded behind the user's back.
 """
 from __future__ import annotations
 
-import wave
+import math
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from conceptagent_ros.errors import ConceptAgentError
+from conceptagent_ros.speech.audio import WHISPER_RATE, SpeechError, prepare_audio
 
-WHISPER_RATE = 16000
-MAX_SECONDS = 60.0  # one command; longer audio is refused rather than transcribed for minutes
+DEFAULT_ASR_MODEL = "whisper-base"  # a name in models/catalogue.py
 
 
-class SpeechError(ConceptAgentError):
-    """Audio that cannot be read or transcribed, or an ASR model that cannot be loaded."""
+@dataclass(frozen=True)
+class Transcript:
+    text: str
+    confidence: float  # geometric mean of the tokens' probabilities in [0, 1]; NaN where the model cannot say
+    no_speech: float  # the model's probability that the clip holds no speech; NaN where it cannot say
+    seconds: float  # wall time of the transcription
 
 
 class Transcriber(Protocol):
-    def transcribe(self, audio: np.ndarray, sample_rate: int) -> str: ...
+    def transcribe(self, audio: np.ndarray, sample_rate: int, prompt: str = "") -> Transcript:
+        """`prompt`: text that comes before, to bias the words heard (the things the robot knows of)."""
+        ...
 
 
-def read_wav(path: str | Path) -> tuple[np.ndarray, int]:
-    """Mono float32 samples in [-1, 1] and the sample rate of a PCM WAV file."""
-    try:
-        with wave.open(str(path), "rb") as f:
-            width, channels, rate = f.getsampwidth(), f.getnchannels(), f.getframerate()
-            raw = f.readframes(f.getnframes())
-    except (OSError, EOFError, wave.Error) as e:
-        raise SpeechError(f"{path}: not a readable PCM WAV file ({e})") from e
-    if width == 1:
-        samples = (np.frombuffer(raw, np.uint8).astype(np.float32) - 128.0) / 128.0
-    elif width == 2:
-        samples = np.frombuffer(raw, "<i2").astype(np.float32) / 32768.0
-    elif width == 4:
-        samples = np.frombuffer(raw, "<i4").astype(np.float32) / 2147483648.0
-    else:
-        raise SpeechError(f"{path}: {8 * width}-bit WAV is not supported; use 8, 16 or 32-bit PCM")
-    if channels > 1:
-        samples = samples.reshape(-1, channels).mean(axis=1)
-    return samples, rate
+class FasterWhisperTranscriber:
+    """faster-whisper on a CTranslate2 Whisper folder (model.bin, config.json, tokenizer.json)."""
+
+    def __init__(self, folder: str | Path, language: str = "en", threads: int = 0, beam_size: int = 5):
+        try:
+            from faster_whisper import WhisperModel
+        except ImportError as e:
+            raise SpeechError("speech needs faster-whisper: pip install -c constraints.txt -e '.[speech]'") from e
+        if not (Path(folder) / "model.bin").is_file():
+            raise SpeechError(f"{folder} is not a CTranslate2 Whisper folder (no model.bin); fetch one with "
+                              "`conceptagent models fetch --model whisper-base`")
+        try:
+            self._model: Any = WhisperModel(str(folder), device="cpu", compute_type="int8", cpu_threads=threads,
+                                            local_files_only=True)
+        except (OSError, RuntimeError, ValueError) as e:
+            raise SpeechError(f"cannot load the Whisper model in {folder}: {str(e).splitlines()[0]}") from e
+        self.language, self.beam_size = language, beam_size
+
+    def transcribe(self, audio: np.ndarray, sample_rate: int, prompt: str = "") -> Transcript:
+        prepared = prepare_audio(audio, sample_rate)
+        start = time.perf_counter()
+        segments, _info = self._model.transcribe(prepared, language=self.language, beam_size=self.beam_size,
+                                                 condition_on_previous_text=False, vad_filter=False,
+                                                 initial_prompt=prompt or None)
+        segments = list(segments)  # the generator does the decoding
+        tokens = sum(len(s.tokens) for s in segments)
+        text = " ".join(" ".join(s.text for s in segments).split())
+        if not segments or tokens == 0:
+            return Transcript(text, 0.0, 1.0, time.perf_counter() - start)
+        mean_logprob = sum(s.avg_logprob * len(s.tokens) for s in segments) / tokens
+        return Transcript(text, float(math.exp(mean_logprob)), float(segments[0].no_speech_prob),
+                          time.perf_counter() - start)
 
 
-def prepare_audio(samples: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Finite mono float32 at Whisper's 16 kHz, or SpeechError saying what is wrong."""
-    audio = np.asarray(samples, dtype=np.float32).reshape(-1)
-    if sample_rate <= 0:
-        raise SpeechError(f"sample rate {sample_rate} Hz is not valid")
-    if audio.size == 0:
-        raise SpeechError("the audio is empty")
-    if audio.size / sample_rate > MAX_SECONDS:
-        raise SpeechError(f"the audio is {audio.size / sample_rate:.0f} s long; one command may take {MAX_SECONDS:.0f} s")
-    if not np.all(np.isfinite(audio)):
-        raise SpeechError("the audio contains NaN or infinite samples")
-    if sample_rate != WHISPER_RATE:  # linear interpolation: plenty for speech recognition
-        n = max(1, int(round(audio.size * WHISPER_RATE / sample_rate)))
-        audio = np.interp(np.linspace(0, audio.size - 1, n), np.arange(audio.size), audio).astype(np.float32)
-    return np.clip(audio, -1.0, 1.0)
-
-
-class WhisperTranscriber:
-    """A transformers ASR pipeline; `model` is a local folder or a cached hub id."""
+class PipelineWhisperTranscriber:
+    """A transformers ASR pipeline; `model` is a local folder or a cached hub id. It gives no confidence."""
 
     def __init__(self, model: str, device: str = "cpu", local_files_only: bool = True):
         try:
             from transformers import AutoModelForSpeechSeq2Seq, AutoProcessor, pipeline
         except ImportError as e:
-            raise SpeechError("speech needs transformers and torch: pip install -c constraints.txt -e '.[speech]'") from e
+            raise SpeechError("this ASR model needs transformers and torch: pip install -c constraints.txt "
+                              "-e '.[local-llm]'") from e
         try:  # loaded here, so that local_files_only reaches from_pretrained and nothing is downloaded
             processor = AutoProcessor.from_pretrained(model, local_files_only=local_files_only)
             network = AutoModelForSpeechSeq2Seq.from_pretrained(model, local_files_only=local_files_only)
         except (OSError, ValueError) as e:
-            raise SpeechError(f"cannot load the ASR model {model!r} ({str(e).splitlines()[0]}); fetch it first, e.g. "
-                              f"huggingface-cli download {model}, or give a local folder") from e
+            raise SpeechError(f"cannot load the ASR model {model!r} ({str(e).splitlines()[0]}); give a folder "
+                              f"saved with save_pretrained, or `{DEFAULT_ASR_MODEL}` (fetched by "
+                              f"`conceptagent models fetch --model {DEFAULT_ASR_MODEL}`)") from e
         self._pipe: Any = pipeline("automatic-speech-recognition", model=network, tokenizer=processor.tokenizer,
                                    feature_extractor=processor.feature_extractor, device=device)
 
-    def transcribe(self, audio: np.ndarray, sample_rate: int) -> str:
-        prepared = prepare_audio(audio, sample_rate)
+    def transcribe(self, audio: np.ndarray, sample_rate: int, prompt: str = "") -> Transcript:
+        prepared = prepare_audio(audio, sample_rate)  # the pipeline takes no prompt: it is ignored
+        start = time.perf_counter()
         out = self._pipe({"raw": prepared, "sampling_rate": WHISPER_RATE})
-        return " ".join(str(out.get("text", "")).split())
+        return Transcript(" ".join(str(out.get("text", "")).split()), math.nan, math.nan, time.perf_counter() - start)
+
+
+def load_transcriber(model: str = DEFAULT_ASR_MODEL, device: str = "cpu", threads: int = 0) -> Transcriber:
+    """A model of the catalogue by name (`whisper-base`), a CTranslate2 folder, or a transformers
+    Whisper folder / cached hub id."""
+    from conceptagent_ros.models.catalogue import CATALOGUE
+    from conceptagent_ros.models.store import fetched_path
+
+    if model in CATALOGUE:
+        if CATALOGUE[model].kind != "speech":
+            raise SpeechError(f"{model} is not a speech model; the speech models: "
+                              f"{', '.join(n for n, m in CATALOGUE.items() if m.kind == 'speech')}")
+        try:
+            return FasterWhisperTranscriber(fetched_path(model), threads=threads)
+        except ConceptAgentError as e:
+            raise SpeechError(str(e)) from e
+    if (Path(model) / "model.bin").is_file():
+        return FasterWhisperTranscriber(model, threads=threads)
+    return PipelineWhisperTranscriber(model, device)

@@ -70,6 +70,10 @@ class Nouns:
     things_set: PhraseSet
     rooms_set: PhraseSet
     ids: frozenset[str] = frozenset()  # object ids and attribute values: words that may start a thing's name
+    # an object's id said as words where they are more than its category's: "countertop 2" and
+    # "countertop two" for countertop_2, "conference table" for conference_table (a table)
+    id_words: dict[Words, str] = field(default_factory=dict)
+    id_words_set: PhraseSet = field(default_factory=lambda: PhraseSet(()))
 
     @classmethod
     def of(cls, scene: KnownScene, lexicon: Lexicon) -> Nouns:
@@ -89,7 +93,23 @@ class Nouns:
             if category != "room":
                 rooms[words_of(category)] = category
         ids = frozenset(scene.objects) | frozenset(scene.rooms) | frozenset(scene.attribute_values())
-        return cls(things, rooms, PhraseSet(things), PhraseSet(rooms), ids)
+        id_words = _id_words(scene)
+        return cls(things, rooms, PhraseSet(things), PhraseSet(rooms), ids, id_words, PhraseSet(id_words))
+
+
+NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
+
+
+def _id_words(scene: KnownScene) -> dict[Words, str]:
+    said: dict[Words, str] = {}
+    for oid, known in scene.objects.items():
+        words = words_of(oid)
+        if len(words) < 2 or words == words_of(known.category or ""):
+            continue
+        said[words] = oid
+        spelt = tuple(NUMBER_WORDS.get(int(w), w) if w.isdigit() else w for w in words)
+        said.setdefault(spelt, oid)
+    return said
 
 
 def known_places(objects: Iterable[SceneObject]) -> dict[str, KnownObject]:

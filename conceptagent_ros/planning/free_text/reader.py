@@ -115,6 +115,11 @@ class ClauseReader:
                 phrase.kind, phrase.head = ("room" if word in self.scene.rooms else "id"), word
                 break
             thing = self.nouns.things_set.match(self.words, self.position)
+            named_id = self.nouns.id_words_set.match(self.words, self.position)
+            if named_id is not None and (thing is None or len(named_id) > len(thing)):  # "countertop 2"
+                self.position += len(named_id)
+                phrase.kind, phrase.head = "id", self.nouns.id_words[named_id]
+                break
             room = self.nouns.rooms_set.match(self.words, self.position)
             if room is not None and (thing is None or len(room) >= len(thing)):
                 self.position += len(room)

@@ -27,7 +27,50 @@ _TOKEN = re.compile(r"[a-z0-9_']+|[,;:.!?]")
 
 
 def translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None) -> str:
-    """The PDDL goal of `instruction` (already cleaned) on `scene`; InstructionError otherwise."""
+    """The PDDL goal of `instruction` (already cleaned) on `scene`; InstructionError otherwise.
+
+    A heading said aloud has no colon: Whisper writes "Make toast, slice the bread and heat it" or
+    "Clean up the bathroom. Wash the toothbrush ..." for "Make toast: slice ...". Where the instruction
+    as written is not understood and has no colon, it is read once more with its first comma, else
+    its first full stop before more words, as the heading's colon."""
+    try:
+        return _translate(instruction, scene, lexicon)
+    except InstructionError:
+        if ":" in instruction:
+            raise
+        comma, stop = instruction.find(","), instruction.rstrip(" .!?").find(".")
+        cut = comma if comma >= 0 else stop
+        if cut < 0:
+            raise
+        if _reads_as_request(instruction[:cut], scene, lexicon):  # "put the book away, then ...": not a heading
+            raise
+        try:
+            return _translate(instruction[:cut] + ":" + instruction[cut + 1:], scene, lexicon)
+        except InstructionError:
+            pass
+        raise
+
+
+def _reads_as_request(text: str, scene: KnownScene, lexicon: Lexicon | None) -> bool:
+    """Whether some clause of `text` reads as a request, whatever the things it names turn out to be:
+    "make toast" does not, nor does "set the table" (set it where?); "put the book on the shelf" does,
+    though the scene may have two books."""
+    lexicon = lexicon or load_lexicon()
+    nouns = Nouns.of(scene, lexicon)
+    for sentence in _split(_TOKEN.findall(text.lower().replace("\u2019", "'")), {".", "!", "?", ";", ":"}):
+        for clause in _clauses(sentence, lexicon, nouns):
+            words = _without_filler(clause, lexicon)
+            if not words:
+                continue
+            try:
+                ClauseReader(words, lexicon, scene, nouns).request(under_heading=False)
+                return True
+            except InstructionError:
+                continue
+    return False
+
+
+def _translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None) -> str:
     lexicon = lexicon or load_lexicon()
     nouns = Nouns.of(scene, lexicon)
     binder = Binder(scene)
