@@ -57,6 +57,11 @@ def translated(scene: str, instruction: str):  # noqa: ANN201 - (Goal, Goal -> b
     ("studio_kitchen", "set the bowl down on the counter next to the sink", "(exists (?c - countertop) (in bowl_1 ?c))"),
     # ... and what the instruction says of the place still holds
     ("family_house", "leave the candle on the shelf in the dining room", "(in candle_1 shelf_1)"),
+    # "it" is a thing that can be what is asked: the fridge is closed, not the apple
+    ("apartment", "put the apple in the fridge and close it", "(and (in apple_1 fridge_1) (not (open fridge_1)))"),
+    ("studio_kitchen", "put the bread in the microwave and turn it on",
+     "(and (in bread_1 microwave_1) (is_on microwave_1))"),
+    ("studio_kitchen", "open the fridge and put the apple in it", "(and (open fridge_1) (in apple_1 fridge_1))"),
     # a thing by its id's words, its number written or spelt
     ("studio_kitchen", "place the apple on countertop 2", "(in apple_1 countertop_2)"),
     ("studio_kitchen", "put apple 1 on countertop two", "(in apple_1 countertop_2)"),

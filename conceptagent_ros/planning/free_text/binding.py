@@ -50,22 +50,29 @@ class Binder:
         self.room_hint: list[str] = []  # a heading's room ("clean up the bathroom: ...")
 
     # -- terms -------------------------------------------------------------------------------------
-    def terms(self, phrases: list[NounPhrase], other_than: Iterable[str] = ()) -> list[str]:
+    def terms(self, phrases: list[NounPhrase], other_than: Iterable[str] = (), needs: str | None = None) -> list[str]:
+        """`needs`: the affordance the request needs of its things (`openable` to close one), which
+        tells what "it" refers to."""
         terms: list[str] = []
         for phrase in phrases:
             if phrase.kind == "pronoun" and phrase.head == "them" and self.group:
                 terms.extend(self.group)
             else:
-                terms.append(self.term(phrase, other_than))
+                terms.append(self.term(phrase, other_than, needs))
         self.group = list(terms)
         return terms
 
-    def term(self, phrase: NounPhrase, other_than: Iterable[str] = ()) -> str:
+    def term(self, phrase: NounPhrase, other_than: Iterable[str] = (), needs: str | None = None) -> str:
         exclude = set(other_than)
         if phrase.kind == "pronoun":
             # the thing last acted on ("bake the potato in the oven and leave it there"), else the
-            # thing last named ("open the fridge and put the apple in it")
-            earlier = [t for t in self.acted_on if t not in exclude] or [t for t in self.named if t not in exclude]
+            # thing last named ("open the fridge and put the apple in it"); of those, one that can
+            # be what is asked ("put the apple in the fridge and close it": the fridge)
+            def fits(t: str) -> bool:
+                return t not in exclude and (needs is None or self.scene.may_have(t, needs, self.variables))
+
+            earlier = ([t for t in self.acted_on if fits(t)] or [t for t in self.named if fits(t)]
+                       or [t for t in self.acted_on if t not in exclude] or [t for t in self.named if t not in exclude])
             if not earlier:
                 raise InstructionError(f"'{phrase.text}' refers to nothing named before it")
             return earlier[-1]

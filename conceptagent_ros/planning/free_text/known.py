@@ -18,6 +18,7 @@ class KnownObject:
     position: tuple[float, float, float] | None = None
     state: Mapping[str, bool] = field(default_factory=dict)
     attributes: Mapping[str, str] = field(default_factory=dict)
+    affordances: frozenset[str] = frozenset()  # empty where they are not known
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,15 @@ class KnownScene:
             else:
                 known[oid] = KnownObject(oid, category, attributes=dict((attributes or {}).get(oid, {})))
         return cls(frozenset(categories), known, rooms, complete)
+
+    def may_have(self, term: str, affordance: str, variables: Mapping[str, str]) -> bool:
+        """Whether the thing a goal term names (an id, or the variable of a category) can have the
+        affordance; True where nothing is known of affordances."""
+        if not any(o.affordances for o in self.objects.values()):
+            return True
+        categories = [c for c, v in variables.items() if v == term]
+        things = self.of_category(categories[0]) if categories else [self.objects[term]] if term in self.objects else []
+        return any(affordance in o.affordances for o in things)
 
     def of_category(self, category: str) -> list[KnownObject]:
         return sorted((o for o in self.objects.values() if o.category == category), key=lambda o: o.id)
@@ -115,4 +125,4 @@ def _id_words(scene: KnownScene) -> dict[Words, str]:
 def known_places(objects: Iterable[SceneObject]) -> dict[str, KnownObject]:
     """What a map of scene objects says of where each is, for the translator."""
     return {o.id: KnownObject(o.id, o.category, o.room, o.parent, o.position, dict(o.state),
-                              dict(o.attributes)) for o in objects}
+                              dict(o.attributes), frozenset(o.affordances)) for o in objects}

@@ -12,10 +12,13 @@ part of what was asked.
 - A heading before a colon ("make toast: slice the bread and heat it") names the whole task; the
   steps after it are the goal. A room it names says where the steps' things are where that picks
   one ("clean up the bathroom: ... put it in the cabinet").
+- "it" is what was last acted on, else last named, of the things that can be what is asked
+  ("put the apple in the fridge and close it": the fridge; binding.py).
 """
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from conceptagent_ros.errors import InstructionError
 from conceptagent_ros.planning.free_text.binding import Binder
@@ -213,12 +216,21 @@ def _without_filler(words: list[str], lexicon: Lexicon) -> list[str]:
     return kept
 
 
+@lru_cache(maxsize=1)
+def _needs() -> dict[str, str]:
+    """The affordance a state predicate needs of its thing (config/predicates.yaml's `requires`)."""
+    from conceptagent_ros.scene.symbolic import load_predicates
+
+    return {p.name: p.requires[0] for p in load_predicates() if p.requires and p.requires[0]}
+
+
 def _literals(request: Request, binder: Binder, literals: list[str]) -> list[str]:
     def add(literal: str) -> None:
         if literal not in literals:
             literals.append(literal)
 
-    objects = binder.terms(request.objects)
+    needs = _needs().get(request.predicate) if request.kind == "state" else None
+    objects = binder.terms(request.objects, needs=needs)
     if request.kind == "state":
         for term in objects:
             add(f"({request.predicate} {term})" if request.value else f"(not ({request.predicate} {term}))")
