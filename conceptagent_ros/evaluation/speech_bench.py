@@ -22,12 +22,11 @@ import yaml
 
 from conceptagent_ros.errors import ConceptAgentError, InstructionError, TaskFileError
 from conceptagent_ros.paths import config_dir
+from conceptagent_ros.planning.free_text.known import NUMBER_WORDS
 from conceptagent_ros.speech.audio import WHISPER_RATE, mix_at_snr, resample, write_wav
 
 OWN_SET = "own"
 BUILT_IN_SETS = ("easy", "moderate", "hard")
-NUMBERS = {str(i): w for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ def load_commands(sets: Iterable[str]) -> list[SpokenCommand]:
 def normalise(text: str) -> str:
     """Lower case, words only, digits as words: "Put the apple on countertop 2." -> "put the apple on countertop two"."""
     words = re.findall(r"[a-z0-9']+", text.lower().replace("-", " "))
-    return " ".join(NUMBERS.get(w, w) for w in words)
+    return " ".join(NUMBER_WORDS.get(int(w), w) if w.isdigit() else w for w in words)
 
 
 def word_error_rate(reference: str, hypothesis: str) -> float:

@@ -18,6 +18,7 @@ part of what was asked.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from conceptagent_ros.errors import InstructionError
@@ -38,39 +39,49 @@ def translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = Non
     its first full stop before more words, as the heading's colon."""
     try:
         return _translate(instruction, scene, lexicon)
-    except InstructionError:
-        if ":" in instruction:
-            raise
-        comma, stop = instruction.find(","), instruction.rstrip(" .!?").find(".")
-        cut = comma if comma >= 0 else stop
-        if cut < 0:
-            raise
-        if _reads_as_request(instruction[:cut], scene, lexicon):  # "put the book away, then ...": not a heading
+    except InstructionError as as_written:
+        cut = _spoken_heading_end(instruction, scene, lexicon)
+        if cut is None:
             raise
         try:
             return _translate(instruction[:cut] + ":" + instruction[cut + 1:], scene, lexicon)
         except InstructionError:
-            pass
-        raise
+            raise as_written from None
 
 
-def _reads_as_request(text: str, scene: KnownScene, lexicon: Lexicon | None) -> bool:
-    """Whether some clause of `text` reads as a request, whatever the things it names turn out to be:
-    "make toast" does not, nor does "set the table" (set it where?); "put the book on the shelf" does,
-    though the scene may have two books."""
+def _spoken_heading_end(instruction: str, scene: KnownScene, lexicon: Lexicon | None) -> int | None:
+    """Where a heading said aloud ends (its first comma, else its first full stop before more words),
+    or None: there is a colon already, no such mark, or what comes before reads as a request of its
+    own ("put the book on the shelf, then ..." -- "make toast" does not, nor "set the table", which
+    says not where; "put the book on the shelf" does, though the scene may have two books)."""
+    if ":" in instruction:
+        return None
+    comma, stop = instruction.find(","), instruction.rstrip(" .!?").find(".")
+    cut = comma if comma >= 0 else stop
+    if cut < 0:
+        return None
     lexicon = lexicon or load_lexicon()
     nouns = Nouns.of(scene, lexicon)
-    for sentence in _split(_TOKEN.findall(text.lower().replace("\u2019", "'")), {".", "!", "?", ";", ":"}):
-        for clause in _clauses(sentence, lexicon, nouns):
-            words = _without_filler(clause, lexicon)
-            if not words:
-                continue
+    for sentence in _split(_tokens(instruction[:cut]), {".", "!", "?", ";"}):
+        for words in _clause_words(sentence, lexicon, nouns):
             try:
                 ClauseReader(words, lexicon, scene, nouns).request(under_heading=False)
-                return True
+                return None
             except InstructionError:
                 continue
-    return False
+    return cut
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower().replace("\u2019", "'"))
+
+
+def _clause_words(steps: list[str], lexicon: Lexicon, nouns: Nouns) -> Iterator[list[str]]:
+    """The words of each clause that filler leaves, clauses of filler alone skipped."""
+    for clause in _clauses(steps, lexicon, nouns):
+        words = _without_filler(clause, lexicon)
+        if words:
+            yield words
 
 
 def _translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None) -> str:
@@ -79,14 +90,10 @@ def _translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = No
     binder = Binder(scene)
     literals: list[str] = []
     picked: list[tuple[Request, list[str]]] = []
-    tokens = _TOKEN.findall(instruction.lower().replace("\u2019", "'"))
-    for sentence in _split(tokens, {".", "!", "?", ";"}):
+    for sentence in _split(_tokens(instruction), {".", "!", "?", ";"}):
         heading, steps = _heading(sentence)
         binder.room_hint = [nouns.rooms[r] for r in _rooms_in(heading, nouns)] if heading else []
-        for clause in _clauses(steps, lexicon, nouns):
-            words = _without_filler(clause, lexicon)
-            if not words:
-                continue
+        for words in _clause_words(steps, lexicon, nouns):
             request = ClauseReader(words, lexicon, scene, nouns).request(under_heading=bool(heading))
             terms = _literals(request, binder, literals)
             if request.kind in ("pick", "find"):
