@@ -64,14 +64,17 @@ run-local: $(VENV)/.llama-installed
 # The real-model tests run on the smallest local model (fetched, verified, once per models directory)
 # and must not skip here either: CONCEPTAGENT_REQUIRE_LOCAL_LLM turns a missing runtime or model into a failure.
 # The spoken-command tests hear flite's voices with the fetched Whisper base: CONCEPTAGENT_REQUIRE_SPEECH
-# turns a missing flite, faster-whisper or model into a failure.
+# turns a missing flite, faster-whisper or model into a failure; CONCEPTAGENT_REQUIRE_WORDS does the same
+# for the translator's word models (MiniLM, spaCy's en_core_web_sm).
 TEST_MODEL ?= qwen2.5-coder-0.5b-instruct
 test: $(ROS_INTERFACES) $(VENV)/.llama-installed docs
 	tools/ensure_nftables.sh
 	tools/ensure_sdformat.sh
 	tools/ensure_flite.sh
-	$(VENV)/bin/conceptagent models fetch --model $(TEST_MODEL) --model whisper-base
+	$(VENV)/bin/conceptagent models fetch --model $(TEST_MODEL) --model whisper-base --model all-minilm-l6-v2 \
+		--model en-core-web-sm
 	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 CONCEPTAGENT_REQUIRE_LOCAL_LLM=1 CONCEPTAGENT_REQUIRE_SPEECH=1 \
+		CONCEPTAGENT_REQUIRE_WORDS=1 \
 		CONCEPTAGENT_TEST_MODEL=$(TEST_MODEL) $(PY) -m pytest -q
 
 test-fast: $(ROS_INTERFACES)

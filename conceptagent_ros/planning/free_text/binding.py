@@ -94,8 +94,8 @@ class Binder:
 
     def destination(self, phrase: NounPhrase, other_than: Iterable[str] = ()) -> str | tuple[str, ...]:
         """Where things go: one term, or the ids of the several known places that fit what the
-        instruction says of it (a weak definite: any of them will do)."""
-        if phrase.kind != "thing" or not phrase.definite:
+        instruction says of it (a weak definite: any of them will do; not for a guessed name)."""
+        if phrase.kind != "thing" or not phrase.definite or phrase.guessed:
             return self.term(phrase, other_than)
         chosen, constrained = self.candidates(phrase, ties=True)
         kind = self.scene.of_category(phrase.head)

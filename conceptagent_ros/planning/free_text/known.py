@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conceptagent_ros.planning.free_text.lexicon import Lexicon, PhraseSet, Words, plural, words_of
+from conceptagent_ros.planning.free_text.similar_names import Name
 from conceptagent_ros.scene.model import SceneObject
 
 
@@ -84,6 +85,7 @@ class Nouns:
     # "countertop two" for countertop_2, "conference table" for conference_table (a table)
     id_words: dict[Words, str] = field(default_factory=dict)
     id_words_set: PhraseSet = field(default_factory=lambda: PhraseSet(()))
+    named_ids: frozenset[str] = frozenset()  # ids with words of their own: "conference table", "room keys"
 
     @classmethod
     def of(cls, scene: KnownScene, lexicon: Lexicon) -> Nouns:
@@ -104,7 +106,20 @@ class Nouns:
                 rooms[words_of(category)] = category
         ids = frozenset(scene.objects) | frozenset(scene.rooms) | frozenset(scene.attribute_values())
         id_words = _id_words(scene)
-        return cls(things, rooms, PhraseSet(things), PhraseSet(rooms), ids, id_words, PhraseSet(id_words))
+        named = frozenset(o for o, k in scene.objects.items()
+                          if [w for w in words_of(o) if len(w) > 1 and not w.isdigit()] != list(words_of(k.category)))
+        return cls(things, rooms, PhraseSet(things), PhraseSet(rooms), ids, id_words, PhraseSet(id_words), named)
+
+    def names(self) -> list[Name]:
+        """Every name the scene's things go by, as said, with what it names: categories and their
+        synonyms, objects by their ids' words, rooms by their categories' words. Plurals are left out:
+        "books" is no nearer in meaning to anything than "book" is, and would only crowd the nearest;
+        so are ids that are their category and a number or letter ("shelf one", "desk a")."""
+        said = [Name(" ".join(w), c, "thing") for w, c in self.things.items()
+                if w == words_of(c) or w != (*words_of(c)[:-1], plural(words_of(c)[-1]))]
+        said += [Name(" ".join(w), o, "id") for w, o in self.id_words.items() if o in self.named_ids]
+        said += [Name(" ".join(w), r, "room") for w, r in self.rooms.items() if "_" not in w[0]]
+        return said
 
 
 NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))

@@ -91,6 +91,15 @@ class Lexicon:
         where a thing goes ("to the sink")."""
         return PhraseSet(p for p in self.into.phrases if p not in {("to",), ("into",), ("onto",)})
 
+    @cached_property
+    def function_words(self) -> frozenset[str]:
+        """Words that are never part of a thing's name: determiners, pronouns, and the words of
+        prepositions, particles and relative clauses ("up" of "clean up", "in", "that")."""
+        phrases = [*self.into.phrases, *self.source.phrases, *self.near.phrases, *self.relative.phrases,
+                   *self.place_particles.phrases, *(p for s in self.state_verb_particles.values() for p in s.phrases)]
+        return (self.indefinite | self.definite | self.pronouns | self.there | self.quantities
+                | {w for p in phrases for w in p} | {"and", ","})
+
     @property
     def determiners(self) -> frozenset[str]:
         return self.indefinite | self.definite

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from conceptagent_ros.errors import InstructionError
 from conceptagent_ros.planning.free_text.known import KnownScene, Nouns
 from conceptagent_ros.planning.free_text.lexicon import Lexicon, Words
+from conceptagent_ros.planning.free_text.similar_names import SimilarNames
 
 
 @dataclass
@@ -23,6 +24,9 @@ class NounPhrase:
     rooms: list[str] = field(default_factory=list)  # "the bathroom sink", "the shelf in the living room"
     inside: list[NounPhrase] = field(default_factory=list)  # "the apple in the bowl", "the cup from the table"
     near: NounPhrase | None = None  # "the counter next to the sink"
+    # named by a word taken for the scene's nearest name ("the bookshelf": a shelf); where several
+    # fit, it is not any of them, as "the shelf" would be where a thing goes: it is asked which
+    guessed: bool = False
 
 
 @dataclass
@@ -42,11 +46,14 @@ class Request:
 class ClauseReader:
     """Reads the words of one clause; `position` moves over them as they are understood."""
 
-    def __init__(self, words: list[str], lexicon: Lexicon, scene: KnownScene, nouns: Nouns):
+    def __init__(self, words: list[str], lexicon: Lexicon, scene: KnownScene, nouns: Nouns,
+                 similar: SimilarNames | None = None):
         self.words = words
         self.lexicon = lexicon
         self.scene = scene
         self.nouns = nouns
+        self.similar = similar  # guesses what unknown words name; None: they are refused
+        self.guesses: list[tuple[str, str, float]] = []  # (words said, name taken, similarity)
         self.position = 0
         self.text = " ".join(words)
 
@@ -139,6 +146,8 @@ class ClauseReader:
                 phrase.states.append(self.lexicon.state_adjectives[word])
             elif word in attribute_words:
                 phrase.adjectives.append(word)
+            elif self._guess_name(phrase):  # "the rubbish bin": a name near one of the scene's
+                break
             else:
                 self._unknown_thing(named)
             self.position += 1
@@ -173,6 +182,29 @@ class ClauseReader:
             self.position = mark
             return
 
+    def _name_end(self, start: int) -> int:
+        """Where a name that starts at `start` ends: at the first word that is never part of one
+        (a determiner, a preposition, a particle, "and"); `start` itself where it is such a word."""
+        stops = self.lexicon.function_words
+        return next((i for i in range(start, len(self.words)) if self.words[i] in stops), len(self.words))
+
+    def _guess_name(self, phrase: NounPhrase) -> bool:
+        """Take the unknown words from here to the name's end for the scene's name nearest in meaning
+        (planning/free_text/similar_names.py), where one is near enough; False otherwise."""
+        if self.similar is None:
+            return False
+        end = self._name_end(self.position)
+        if end == self.position:
+            return False
+        said = " ".join(self.words[self.position:end])
+        match = self.similar.guess(said, self.nouns.names())
+        if match is None:
+            return False
+        self.position = end
+        phrase.kind, phrase.head, phrase.guessed = match.name.kind, match.name.target, True
+        self.guesses.append((said, match.name.said, match.score))
+        return True
+
     def _unknown_thing(self, start: int) -> None:
         words = self.words[start:]
         stop = next((i for i, w in enumerate(words) if i and (w in ("and", ",") or self.lexicon.into.match(words, i))),
@@ -185,6 +217,11 @@ class ClauseReader:
         if partly:
             raise InstructionError(f"I do not know what '{said}' is: '{head}' is only part of the name of "
                                    f"{' / '.join(partly)}; say it in full")
+        nearest = self.similar.ranked(said, self.nouns.names())[:3] if self.similar is not None else []
+        if nearest:
+            raise InstructionError(f"I do not know what '{said}' is; the nearest in meaning of what I know: "
+                                   + ", ".join(f"{m.name.said} ({m.score:.2f})" for m in nearest)
+                                   + "; say which, or call it another way")
         raise InstructionError(f"I do not know what '{said}' is; known things include: {', '.join(known[:30])}"
                                + (", ..." if len(known) > 30 else ""))
 

@@ -14,42 +14,107 @@ part of what was asked.
   one ("clean up the bathroom: ... put it in the cabinet").
 - "it" is what was last acted on, else last named, of the things that can be what is asked
   ("put the apple in the fridge and close it": the fridge; binding.py).
+- A word that names nothing known is taken for the scene's name nearest in meaning where one is near
+  enough, and refused naming the nearest otherwise ("the rubbish bin": the bin; similar_names.py).
+- A request in a polite frame or said as a wish is read from its parse ("would you mind closing the
+  fridge", "I need the bread sliced"; frames.py).
 """
 from __future__ import annotations
 
+import logging
+import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from conceptagent_ros.errors import InstructionError
 from conceptagent_ros.planning.free_text.binding import Binder
+from conceptagent_ros.planning.free_text.frames import Parse, fetched_parser, imperative
 from conceptagent_ros.planning.free_text.known import KnownScene, Nouns
 from conceptagent_ros.planning.free_text.lexicon import Lexicon, load_lexicon
 from conceptagent_ros.planning.free_text.reader import ClauseReader, Request
+from conceptagent_ros.planning.free_text.similar_names import SimilarNames, default_similar_names
+
+log = logging.getLogger(__name__)
 
 _TOKEN = re.compile(r"[a-z0-9_']+|[,;:.!?]")
 
 
-def translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None) -> str:
+@dataclass(frozen=True)
+class WordModels:
+    """What the translator may lean on beyond its lexicon: `similar` guesses what unknown words name
+    (MiniLM), `parse` reads polite frames and wishes (spaCy); either None: done without."""
+
+    similar: SimilarNames | None = None
+    parse: Parse | None = None
+
+    @classmethod
+    def fetched(cls) -> WordModels:
+        """Those fetched into the models directory (loaded on first need); none where
+        CONCEPTAGENT_WORD_MODELS is off."""
+        if os.environ.get("CONCEPTAGENT_WORD_MODELS", "on").lower() in ("off", "0", "no", "false"):
+            return cls()
+        return cls(default_similar_names(), _LazyParse())
+
+
+class _LazyParse:
+    """spaCy loaded on the first instruction that needs a parse, not on import."""
+
+    def __call__(self, text: str) -> Any:
+        parse = fetched_parser()
+        if parse is None:
+            raise InstructionError("no parser")
+        return parse(text)
+
+    @property
+    def available(self) -> bool:
+        return fetched_parser() is not None
+
+
+def translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None,
+              models: WordModels | None = None) -> str:
     """The PDDL goal of `instruction` (already cleaned) on `scene`; InstructionError otherwise.
 
-    A heading said aloud has no colon: Whisper writes "Make toast, slice the bread and heat it" or
-    "Clean up the bathroom. Wash the toothbrush ..." for "Make toast: slice ...". Where the instruction
-    as written is not understood and has no colon, it is read once more with its first comma, else
-    its first full stop before more words, as the heading's colon."""
+    Where the instruction as written is not understood it is read again, first of these that is:
+    - A heading said aloud has no colon: Whisper writes "Make toast, slice the bread and heat it" or
+      "Clean up the bathroom. Wash the toothbrush ..." for "Make toast: slice ...". Without a colon,
+      the first comma, else the first full stop before more words, is read as the heading's colon.
+    - A polite frame or a wish ("would you mind closing the fridge", "I need the bread sliced") is
+      read as the command the parse finds in it (frames.py; `models.parse`).
+    Words that name nothing known are taken for the name nearest in meaning where `models.similar`
+    finds one near enough (similar_names.py). Guesses and readings are logged."""
+    lexicon = lexicon or load_lexicon()
+    models = models if models is not None else WordModels.fetched()
+    similar = models.similar or SimilarNames(lambda: None)
     try:
-        return _translate(instruction, scene, lexicon)
+        return _translate(instruction, scene, lexicon, similar)
     except InstructionError as as_written:
-        cut = _spoken_heading_end(instruction, scene, lexicon)
-        if cut is None:
-            raise
-        try:
-            return _translate(instruction[:cut] + ":" + instruction[cut + 1:], scene, lexicon)
-        except InstructionError:
+        cut = _spoken_heading_end(instruction, scene, lexicon, similar)
+        if cut is not None:
+            try:
+                return _translate(instruction[:cut] + ":" + instruction[cut + 1:], scene, lexicon, similar)
+            except InstructionError:
+                pass
+        command = _command_in(instruction, lexicon, models.parse)
+        if command is None:
             raise as_written from None
+        try:
+            goal = _translate(command, scene, lexicon, similar)
+        except InstructionError as e:
+            raise InstructionError(f"{e} (read as '{command}')") from None
+        log.info("reading '%s' as '%s'", instruction, command)
+        return goal
 
 
-def _spoken_heading_end(instruction: str, scene: KnownScene, lexicon: Lexicon | None) -> int | None:
+def _command_in(instruction: str, lexicon: Lexicon, parse: Parse | None) -> str | None:
+    if parse is None or not getattr(parse, "available", True):
+        return None
+    return imperative(instruction, lexicon, parse)
+
+
+def _spoken_heading_end(instruction: str, scene: KnownScene, lexicon: Lexicon, similar: SimilarNames) -> int | None:
     """Where a heading said aloud ends (its first comma, else its first full stop before more words),
     or None: there is a colon already, no such mark, or what comes before reads as a request of its
     own ("put the book on the shelf, then ..." -- "make toast" does not, nor "set the table", which
@@ -60,12 +125,11 @@ def _spoken_heading_end(instruction: str, scene: KnownScene, lexicon: Lexicon | 
     cut = comma if comma >= 0 else stop
     if cut < 0:
         return None
-    lexicon = lexicon or load_lexicon()
     nouns = Nouns.of(scene, lexicon)
     for sentence in _split(_tokens(instruction[:cut]), {".", "!", "?", ";"}):
         for words in _clause_words(sentence, lexicon, nouns):
             try:
-                ClauseReader(words, lexicon, scene, nouns).request(under_heading=False)
+                ClauseReader(words, lexicon, scene, nouns, similar).request(under_heading=False)
                 return None
             except InstructionError:
                 continue
@@ -84,8 +148,7 @@ def _clause_words(steps: list[str], lexicon: Lexicon, nouns: Nouns) -> Iterator[
             yield words
 
 
-def _translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = None) -> str:
-    lexicon = lexicon or load_lexicon()
+def _translate(instruction: str, scene: KnownScene, lexicon: Lexicon, similar: SimilarNames) -> str:
     nouns = Nouns.of(scene, lexicon)
     binder = Binder(scene)
     literals: list[str] = []
@@ -94,7 +157,10 @@ def _translate(instruction: str, scene: KnownScene, lexicon: Lexicon | None = No
         heading, steps = _heading(sentence)
         binder.room_hint = [nouns.rooms[r] for r in _rooms_in(heading, nouns)] if heading else []
         for words in _clause_words(steps, lexicon, nouns):
-            request = ClauseReader(words, lexicon, scene, nouns).request(under_heading=bool(heading))
+            reader = ClauseReader(words, lexicon, scene, nouns, similar)
+            request = reader.request(under_heading=bool(heading))
+            for said, name, score in reader.guesses:
+                log.info("taking '%s' for '%s' (similarity %.2f)", said, name, score)
             terms = _literals(request, binder, literals)
             if request.kind in ("pick", "find"):
                 picked.append((request, terms))

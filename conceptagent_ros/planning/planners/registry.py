@@ -27,7 +27,7 @@ PLANNERS: dict[str, tuple[str, dict[str, str]]] = {
              {"expansions": "5", "branching": "3", "c": "1.0", "depth": "8", "prune": "on", "reuse": "on",
               "prior": "auto"}),
     "llm-planner": ("LLM-Planner: kNN-retrieved examples, grounded re-planning",
-                    {"examples": "9", "replan_every": "8", "bias": "on", "retriever": "tfidf", "bank": ""}),
+                    {"examples": "9", "replan_every": "8", "bias": "on", "retriever": "auto", "bank": ""}),
     "tree-planner": ("Tree-Planner: plan sampling, action tree, grounded deciding, backtracking",
                      {"samples": "10", "temperature": "0.8", "max_replans": "10"}),
     "grounded-decoding": ("Grounded Decoding: token-level decoding under grounding functions",
@@ -172,17 +172,12 @@ def build_planner(spec: PlannerSpec, llm: LLMSpec, domain: PDDLDomain, skills: S
         proposer = MCTSPlanner(roles, verifier, EffectModel(domain), config, label)
     elif spec.name == "llm-planner":
         from conceptagent_ros.planning.planners.llm_planner import LLMPlanner, LLMPlannerConfig
-        from conceptagent_ros.planning.planners.retrieval import (
-            ExampleRetriever,
-            TransformersEmbedder,
-            load_example_bank,
-        )
+        from conceptagent_ros.planning.planners.retrieval import ExampleRetriever, embedder_for, load_example_bank
 
         k = spec.number("examples")
         retriever = None
         if k > 0:
-            source = spec.options["retriever"]
-            embedder = None if source == "tfidf" else TransformersEmbedder(source)
+            embedder = embedder_for(spec.options["retriever"])
             bank = examples if examples is not None else load_example_bank(spec.options["bank"] or None)
             retriever = ExampleRetriever(bank, embedder)
         config_p = LLMPlannerConfig(examples=k, replan_every=spec.number("replan_every", low=1),

@@ -1,7 +1,8 @@
 """In-context example retrieval by k-nearest neighbours on instruction embeddings (LLM-Planner 4.3).
 
-Two embedders: TF-IDF (scikit-learn; needs no model, the default) and a transformers encoder
-(mean-pooled last hidden states of any local AutoModel, e.g. BERT as in the paper). Examples recorded
+Two embedders: TF-IDF (scikit-learn; needs no model) and a sentence encoder (mean-pooled last hidden
+states, models/sentence_encoder.py): all-MiniLM-L6-v2 where `conceptagent models fetch --only words`
+fetched it (the default, `retriever=auto`), or any local AutoModel folder (BERT as in the paper). Examples recorded
 from the task being planned are left out, as in the paper's leave-one-out protocol.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import yaml
 
 from conceptagent_ros.errors import ConfigError
+from conceptagent_ros.models.sentence_encoder import SentenceEncoder
 from conceptagent_ros.paths import config_dir
 from conceptagent_ros.planning.prompts import PlanExample
 from conceptagent_ros.skills.contract import SkillCall
@@ -39,29 +41,47 @@ class TfidfEmbedder:
         return np.asarray(self.vectorizer.transform(list(texts)).todense(), dtype=np.float64)
 
 
-class TransformersEmbedder:
-    """Sentence embeddings from a local encoder (BERT-like): mean of the last hidden states."""
+class EncoderEmbedder:
+    """Sentence embeddings from a local encoder (models/sentence_encoder.py): the fetched MiniLM, or
+    any BERT-like folder as in the paper."""
 
-    def __init__(self, name_or_path: str):
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError as e:
-            raise ConfigError("the transformers retriever needs `pip install torch transformers`") from e
-        self.torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        self.model = AutoModel.from_pretrained(name_or_path).eval()
+    def __init__(self, encoder: SentenceEncoder):
+        self.encoder = encoder
+        self._seen: dict[str, np.ndarray] = {}  # the bank is embedded once, not once per task
 
     def fit(self, texts: Sequence[str]) -> None:
         pass
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self.torch.no_grad():
-            batch = self.tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt")
-            hidden = self.model(**batch).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return pooled.numpy().astype(np.float64)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if missing:
+            self._seen.update(zip(missing, self.encoder.embed(missing).astype(np.float64), strict=True))
+        return np.stack([self._seen[t] for t in texts])
+
+
+@lru_cache(maxsize=1)
+def _minilm_embedder(encoder: SentenceEncoder) -> EncoderEmbedder:
+    return EncoderEmbedder(encoder)
+
+
+def embedder_for(source: str) -> Embedder:
+    """`tfidf`; `minilm` (the fetched all-MiniLM-L6-v2); `auto`: MiniLM where it is fetched, TF-IDF
+    otherwise; or the path of a local encoder folder."""
+    from conceptagent_ros.models.sentence_encoder import MINILM, SentenceEncoder, fetched_minilm
+
+    if source == "tfidf":
+        return TfidfEmbedder()
+    if source in ("auto", "minilm"):
+        minilm = fetched_minilm()
+        if minilm is not None:
+            return _minilm_embedder(minilm)
+        if source == "minilm":
+            from conceptagent_ros.models.store import fetched_path
+
+            fetched_path(MINILM)  # raises the one-line error that names the fetch command
+            raise ConfigError("MiniLM is fetched but cannot be loaded: `pip install torch transformers`")
+        return TfidfEmbedder()
+    return EncoderEmbedder(SentenceEncoder(source))
 
 
 class ExampleRetriever:
