@@ -27,7 +27,8 @@ Parse = Callable[[str], Any]  # text -> a spaCy Doc
 
 _UNDER = ("advcl", "xcomp", "ccomp", "conj")  # how a request verb hangs under a polite frame
 _WISHES = {"need", "want", "like", "love", "prefer", "wish", "make", "get", "have", "keep", "leave"}
-_FRAME_NOUNS = {"favour", "favor", "help", "moment", "chance", "time"}  # "do me a favour and ..."
+# "do me a favour and ...", "be a dear and ..."
+_FRAME_NOUNS = {"favour", "favor", "help", "moment", "chance", "time", "dear", "star", "love", "darling", "sweetheart"}
 _ADDRESSEE = {"you", "u"}  # "if you could turn off ...": a request; "the bread sliced": a wished state
 
 
@@ -125,11 +126,18 @@ def _wished_state(sentence: Any, root: Any, lexicon: Lexicon) -> str | None:
                  [c for c in root.children if c.dep_ == "dobj"]
         if things and _said_all(sentence, things[0], token):
             return f"{verb} {_phrase(things[0], stop=token)}"
-    objects = [c for c in root.children if c.dep_ == "dobj"]
-    switch = [c for c in (*root.children, *(objects[0].children if objects else ()))
-              if c.dep_ in ("prep", "prt", "advmod") and c.text.lower() in ("on", "off") and not list(c.children)]
-    if objects and switch and _said_all(sentence, objects[0], switch[0]):
-        return f"turn {switch[0].text.lower()} {_phrase(objects[0], stop=switch[0])}"
+    for switch in root.subtree:  # "I want the lamp on", "make sure the lamp is on"
+        if switch.text.lower() not in ("on", "off") or list(switch.children) or \
+                switch.dep_ not in ("prep", "prt", "advmod", "acomp"):
+            continue
+        head = switch.head
+        things = [c for c in head.children if c.dep_ in ("dobj", "nsubj", "nsubjpass") and c.pos_ in ("NOUN", "PROPN")]
+        if head.pos_ in ("NOUN", "PROPN"):  # "the lamp on" parsed as one phrase
+            things = [head]
+        elif head.i == root.i:
+            things = [c for c in root.children if c.dep_ == "dobj"] or things
+        if things and _said_all(sentence, things[0], switch):
+            return f"turn {switch.text.lower()} {_phrase(things[0], stop=switch)}"
     return None
 
 

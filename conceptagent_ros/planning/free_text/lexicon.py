@@ -3,7 +3,7 @@ position of a tokenised instruction, longest first."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -74,6 +74,7 @@ class Lexicon:
     state_adjectives: dict[str, tuple[str, bool]]
     colours: frozenset[str]
     quantities: frozenset[str]
+    attribute_synonyms: dict[str, str] = field(default_factory=dict)  # "big" -> "large"
 
     @cached_property
     def verbs(self) -> PhraseSet:
@@ -135,4 +136,5 @@ def load_lexicon() -> Lexicon:
         relative=PhraseSet(lists["relative"]),
         state_adjectives={str(k): (str(v[0]), bool(v[1])) for k, v in (data.get("state_adjectives") or {}).items()},
         colours=frozenset(lists["colours"]), quantities=frozenset(lists["quantities"]),
+        attribute_synonyms={str(k): str(v) for k, v in (data.get("attribute_synonyms") or {}).items()},
     )

@@ -146,6 +146,8 @@ class ClauseReader:
                 phrase.states.append(self.lexicon.state_adjectives[word])
             elif word in attribute_words:
                 phrase.adjectives.append(word)
+            elif self.lexicon.attribute_synonyms.get(word) in attribute_words:  # "big": large
+                phrase.adjectives.append(self.lexicon.attribute_synonyms[word])
             elif self._guess_name(phrase):  # "the rubbish bin": a name near one of the scene's
                 break
             else:
@@ -280,6 +282,8 @@ class ClauseReader:
 
     def _moving(self, verb: Words) -> Request:
         lex = self.lexicon
+        if self.peek() in ("me", "us") and self.peek(1) is not None:  # "fetch me the remote": who it is for
+            self.position += 1
         # "pick up the apple in the bowl": where it is; "put the apple in the bowl": where it goes
         objects = self.noun_phrases(bare_relations=verb not in lex.place_verbs)
         self.take(lex.place_particles)

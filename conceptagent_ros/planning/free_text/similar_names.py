@@ -12,7 +12,8 @@ pillow; "doorway", not a door; "bin bag", not a bin) and is never taken for it; 
 only part of a name ("paper" of toilet paper, "toilet" of toilet paper, "table" where there are a
 dining table and a desk table).
 One that ends with a name is that thing ("bookshelf", "teacup", "potted plant"): where that name is
-the nearest and near enough, no margin is asked of it. One that ends as a name does but starts
+the nearest and near enough, no margin is asked of it, unless another thing's name ends so too
+("standing lamp" where there are a lamp and a floor lamp). One that ends as a name does but starts
 otherwise is another kind of it ("kitchen roll", not a "toilet roll") and is not taken.
 """
 from __future__ import annotations
@@ -92,7 +93,8 @@ class SimilarNames:
         its_names = [n.said for n in names if n.target == top.name.target and n.kind == top.name.kind]
         # a compound ends in what it is ("bookshelf" is a shelf, "teacup" a cup): the nearest name
         # being its end is the margin
-        closed = any(_ends_with(said, n) for n in its_names)
+        closed = any(_ends_with(said, n) for n in its_names) and not any(
+            _sibling(said, n.said) for n in names if n.target != top.name.target)  # "standing lamp": a floor lamp?
         if not closed and len(ranked) > 1 and top.score - ranked[1].score < self.margin:
             return None
         if any(_only_starts_with(said, n) or _part_of(said, n) for n in its_names):
