@@ -140,6 +140,15 @@ def test_a_refusal_lists_what_there_is_to_choose_from():
     assert "say which" in text
 
 
+def test_a_kind_the_scene_has_none_of_is_refused_naming_what_may_be_meant():
+    """The studio kitchen has a dining table and no table: "the table" is no goal a run could reach
+    (the robot searched for 40 steps before this was refused)."""
+    with pytest.raises(ConceptAgentError, match="there is no table here; did you mean the dining table"):
+        translated("studio_kitchen", "could you put the spoon on the table")
+    with pytest.raises(ConceptAgentError, match="there is no toaster here$"):
+        translated("studio_kitchen", "put the bread in a toaster")
+
+
 def test_a_destination_that_fits_some_places_of_its_kind_is_any_of_those():
     """Three shelves, two of them in the living room: "the shelf in the living room" is either of those
     two, never the third (a disjunction, not the kind's variable); "there" after it is refused."""

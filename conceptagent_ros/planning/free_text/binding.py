@@ -136,6 +136,9 @@ class Binder:
                 return chosen[0].id
             self._refuse(phrase, chosen)
         kind = self.scene.of_category(category)
+        if not kind and self.scene.complete and self.scene.objects and all(
+                o.category for o in self.scene.objects.values()):  # every object known, with its kind
+            self._none_here(phrase)
         if phrase.definite and len(kind) > 1 and self.room_hint:
             rooms = set().union(*(self._rooms_named(r) for r in self.room_hint))
             in_room = [o for o in kind if o.room in rooms]
@@ -146,6 +149,15 @@ class Binder:
                                    f"({'; '.join(_described(o) for o in kind)}); say which, e.g. by its room or "
                                    "what it is on")
         return self.variable(category)
+
+    def _none_here(self, phrase: NounPhrase) -> NoReturn:
+        """A kind the scene has none of ("the table" in a kitchen with a dining table): refused, with
+        the kinds whose names end as this one does, which may be what was meant."""
+        head = _spoken(phrase.head)
+        present = sorted({o.category for o in self.scene.objects.values()})
+        alike = [_spoken(c) for c in present if c != phrase.head and _spoken(c).endswith(" " + head)]
+        raise InstructionError(f"there is no {head} here" + (f"; did you mean the {' or the '.join(alike)}?"
+                                                               if alike else ""))
 
     def _refuse(self, phrase: NounPhrase, chosen: list[KnownObject]) -> NoReturn:
         kind = self.scene.of_category(phrase.head)

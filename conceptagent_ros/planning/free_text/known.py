@@ -104,6 +104,9 @@ class Nouns:
             rooms[(rid,)] = rid
             if category != "room":
                 rooms[words_of(category)] = category
+        for words, category in lexicon.room_synonyms.items():
+            if category in scene.rooms.values():
+                rooms.setdefault(words, category)
         ids = frozenset(scene.objects) | frozenset(scene.rooms) | frozenset(scene.attribute_values())
         id_words = _id_words(scene)
         named = frozenset(o for o, k in scene.objects.items()

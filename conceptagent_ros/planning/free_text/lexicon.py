@@ -75,6 +75,7 @@ class Lexicon:
     colours: frozenset[str]
     quantities: frozenset[str]
     attribute_synonyms: dict[str, str] = field(default_factory=dict)  # "big" -> "large"
+    room_synonyms: dict[Words, str] = field(default_factory=dict)  # "lounge" -> "living_room"
 
     @cached_property
     def verbs(self) -> PhraseSet:
@@ -137,4 +138,5 @@ def load_lexicon() -> Lexicon:
         state_adjectives={str(k): (str(v[0]), bool(v[1])) for k, v in (data.get("state_adjectives") or {}).items()},
         colours=frozenset(lists["colours"]), quantities=frozenset(lists["quantities"]),
         attribute_synonyms={str(k): str(v) for k, v in (data.get("attribute_synonyms") or {}).items()},
+        room_synonyms={words_of(k): str(v) for k, v in (data.get("room_synonyms") or {}).items()},
     )
