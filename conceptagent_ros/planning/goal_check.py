@@ -7,7 +7,9 @@
   `(pickupable desk_1)`: no skill changes it;
 - atoms the goal needs together that cannot hold together: an atom and its negation, a thing in two
   places (`functional`), two things held at once (`at_most_one`), an empty hand holding something
-  (`excludes`).
+  (`excludes`);
+- where every object of the world is known, some object of a kind the world has none of
+  (`kinds_with_nothing`).
 
 Only atoms the goal needs outright are judged (reached through `and` and `exists`; negated ones
 through `not` directly under them): a refused goal is certainly impossible; a goal that passes may
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 import unified_planning.model as up_model
 
 from conceptagent_ros.planning.goal import Goal
+from conceptagent_ros.planning.pddl.compile import type_name
 from conceptagent_ros.scene.symbolic import ROOT_TYPE, PredicateSpec
 
 
@@ -76,6 +79,29 @@ def impossible_atoms(
     reasons += _fixed_properties(positive, negative, predicates, object_affordances, category_affordances)
     reasons += _incompatible(positive, negative, predicates)
     return reasons
+
+
+def kinds_with_nothing(goal: Goal, object_categories: Mapping[str, str]) -> list[str]:
+    """The kinds the goal needs some object of (an `exists` reached through `and` and `exists`) of
+    which no object is known. Where every object of the world is known (the embedded world), such a
+    goal can never hold: "(exists (?t - table) (in spoon_1 ?t))" in a kitchen with only a dining
+    table."""
+    present = set(object_categories.values())
+    missing: list[str] = []
+
+    def walk(node: up_model.FNode) -> None:
+        if node.is_and():
+            for a in node.args:
+                walk(a)
+        elif node.is_exists():
+            for v in node.variables():
+                kind = type_name(v.type)
+                if kind not in present and kind not in (ROOT_TYPE, "object") and kind not in missing:
+                    missing.append(kind)
+            walk(node.arg(0))
+
+    walk(goal.formula)
+    return missing
 
 
 def _text(atom: up_model.FNode) -> str:

@@ -20,7 +20,7 @@ from conceptagent_ros.llm.spec import LLMSpec, parse_llm_spec
 from conceptagent_ros.planning.agent import Agent, AgentConfig, EpisodeStats, StepReport
 from conceptagent_ros.planning.free_text.known import KnownObject
 from conceptagent_ros.planning.goal import Goal
-from conceptagent_ros.planning.goal_check import impossible_atoms
+from conceptagent_ros.planning.goal_check import impossible_atoms, kinds_with_nothing
 from conceptagent_ros.planning.instruction import clean_instruction, interpret_instruction
 from conceptagent_ros.planning.pddl.domain import PDDLDomain, cached_domain
 from conceptagent_ros.planning.planners import PlannerSpec, build_planner
@@ -163,6 +163,10 @@ def prepare_task(request: TaskRequest, task_map: TaskMap, skills: SkillLibrary |
                                   task_map.category_affordances(), task_map.known_types)
     if impossible:
         raise TaskFileError(f"the goal {goal.text} can never hold: {impossible[0]}")
+    if not task_map.unseen_ids_by_name:  # every object known: a kind with none can never be had
+        absent = kinds_with_nothing(goal, {**task_map.known_types, **{r: ROOM_TYPE for r in task_map.rooms}})
+        if absent:
+            raise TaskFileError(f"the goal {goal.text} can never hold: there is no {absent[0].replace('_', ' ')} here")
     verifier = PreconditionVerifier(domain, skills)
     built = build_planner(planner_spec, llm, domain, skills, request.seed, request.task_id)
     return PreparedTask(request, instruction, goal, domain, verifier, planner_spec, llm, built, skills,
