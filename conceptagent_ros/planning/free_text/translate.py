@@ -60,12 +60,12 @@ class WordModels:
 
 
 class _LazyParse:
-    """spaCy loaded on the first instruction that needs a parse, not on import."""
+    """spaCy loaded on the first instruction that needs a parse, not on import; called only where
+    `available` (_command_in)."""
 
     def __call__(self, text: str) -> Any:
         parse = fetched_parser()
-        if parse is None:
-            raise InstructionError("no parser")
+        assert parse is not None, "called only where available"
         return parse(text)
 
     @property
