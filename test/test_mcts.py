@@ -261,3 +261,37 @@ def test_the_prior_follows_grounding_unless_it_is_set():
     assert prior("mcts:prior=off") is False
     with pytest.raises(ConceptAgentError, match="use on or off"):
         prior("mcts:prior=maybe")
+
+
+class OfferRecordingLLM(ScriptedLLM):
+    """A scripted model that keeps, for each expansion, the calls it was offered to choose from."""
+
+    def __init__(self, base: ScriptedLLM):
+        super().__init__(proposals=base.proposals, scores=base.scores)
+        self.offered: dict[tuple[str, ...], tuple | None] = {}
+
+    def propose_actions(self, context, k, planned=()):  # noqa: ANN001, ANN201 - the PlannerLLM signature
+        self.offered[tuple(map(str, planned))] = context.choices
+        return super().propose_actions(context, k, planned)
+
+
+def test_with_grounding_each_expansion_is_offered_what_can_run_after_its_planned_steps():
+    """react decodes its call from what can run now; MCTS's expansions are offered the same at the
+    root (the agent's offer) and, below it, what can run in the state the planned steps lead to."""
+    from dataclasses import replace
+
+    s = setup()
+    root_offer = (C("navigate_to(apple_1)"), C("navigate_to(fridge_1)"))
+    llm = OfferRecordingLLM(scripted())
+    planner = MCTSPlanner(llm, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, prune=True))
+    planner.propose(replace(s.context(), offer=lambda: root_offer))
+    assert llm.offered[()] == root_offer
+    # after driving to the closed fridge, opening it is offered; driving there again (it changes
+    # nothing), picking up the apple (out of reach) and done() (the goal is not met) are not
+    after_drive = llm.offered[("navigate_to(fridge_1)",)]
+    assert C("open(fridge_1)") in after_drive
+    assert not {C("navigate_to(fridge_1)"), C("pick(apple_1)"), C("done()")} & set(after_drive)
+    # grounding off (nothing offered at the root): nothing is offered below it either
+    llm = OfferRecordingLLM(scripted())
+    MCTSPlanner(llm, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, prune=True)).propose(s.context())
+    assert set(llm.offered.values()) == {None}

@@ -41,6 +41,20 @@ def test_mcts_on_the_chat_backend_expands_critiques_and_prunes(chat_server):
     assert proposal.prompt_tokens > 0 and planner.usage.calls == len(server.requests)
 
 
+def test_mcts_expansions_are_decoded_from_the_offered_calls_where_grounding_offers_them(chat_server):
+    from dataclasses import replace
+
+    reply = json.dumps({"thought": "t", "actions": ["navigate_to(fridge_1)"], "justification": "fine", "score": 7})
+    server = chat_server([reply])
+    s = setup()
+    offer = (C("navigate_to(apple_1)"), C("navigate_to(fridge_1)"))
+    MCTSPlanner(chat(server), s.verifier, s.effects, MCTSConfig(expansions=1, branching=2)).propose(
+        replace(s.context(), offer=lambda: offer))
+    expansions = [r for r in server.requests if "next_actions" in json.dumps(r.get("response_format", {}))]
+    items = expansions[0]["response_format"]["json_schema"]["schema"]["properties"]["actions"]["items"]
+    assert items == {"type": "string", "enum": ["navigate_to(apple_1)", "navigate_to(fridge_1)"]}
+
+
 def test_tree_planner_asks_for_n_samples_or_repeats_the_request(chat_server):
     plan = json.dumps({"plan": ["navigate_to(fridge_1)", "open(fridge_1)", "done()"]})
     server = chat_server([plan])

@@ -60,8 +60,11 @@ class ChatRoles:
             parsed = parse_action_reply(reply.text, context.skills)
             calls = (parsed.call,) if parsed.call else ()
             return Candidates(calls, reply.text, parsed.thought, parsed.error)
+        # with grounding on, the candidates are decoded from the calls the agent would run after the
+        # planned steps, as react's one call is (MCTS offers them for each node: mcts._expansion_context)
+        call = reply_schemas.choice_schema(context.choices) if context.choices else self._call_schema(context)
         reply = self._ask(prompts.expand_messages(context, k, planned), temperature=self.temperature,
-                          schema=reply_schemas.actions_reply(self._call_schema(context), k))
+                          schema=reply_schemas.actions_reply(call, k))
         if isinstance(reply, str):
             return Candidates((), error=reply)
         proposed, errors = parse_call_list(reply.text, "actions", context.skills)

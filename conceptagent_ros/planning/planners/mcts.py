@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from conceptagent_ros.planning.choices import DriveUse, Visited, grounded_choices
 from conceptagent_ros.planning.pddl.effects import EffectModel
 from conceptagent_ros.planning.plan_view import PlanNode, tree
 from conceptagent_ros.planning.planners.base import PlannerCounters, UsageMark
@@ -145,6 +146,7 @@ class MCTSPlanner:
         self.failed: dict[SkillCall, set[frozenset]] = {}  # call -> the atoms of the states it failed in
         self.visited: dict[frozenset, int] = {}  # the atoms of the recent and present decisions' states -> step
         self._step = 0
+        self._drive_use: DriveUse | None = None  # built on the first expansion below the root that offers calls
 
     # -- one decision -----------------------------------------------------------------------------
     def plan_view(self) -> PlanNode | None:
@@ -246,14 +248,40 @@ class MCTSPlanner:
     def _expand(self, node: Node, context: DecisionContext) -> None:
         node.expanded = True
         planned = node.path()
-        candidates = self.llm.propose_actions(self._informed(context), self.config.branching, planned).calls
+        asked = self._informed(self._expansion_context(node, context))
+        candidates = self.llm.propose_actions(asked, self.config.branching, planned).calls
         self._add_children(node, candidates)
         if self.config.prune and candidates and str(candidates[0]) in node.pruned:
             # The LLM's first choice was refused: it goes into the feedback (the alternatives' refusals
             # would crowd it out), and the model is asked once more
             self._remember_refusal(node, candidates[0], node.pruned[str(candidates[0])])
-            self._add_children(node, self.llm.propose_actions(self._informed(context), self.config.branching,
-                                                              planned).calls)
+            self._add_children(node, self.llm.propose_actions(self._informed(self._expansion_context(node, context)),
+                                                              self.config.branching, planned).calls)
+
+    def _expansion_context(self, node: Node, context: DecisionContext) -> DecisionContext:
+        """What a node's expansion may propose, with grounding on: at the root, the agent's own offer
+        (DecisionContext.choices); below it, the calls feasible in the state the planned steps predict
+        that change something there and lead to no state of the path or of a recent decision
+        (planning/choices.py), so that a proposer decoding under a schema picks among what can run
+        after the path, as react picks among what can run now. Without grounding, or where nothing is
+        offered, the context as it is."""
+        if not self.config.prune or node.parent is None or context.choices is None:
+            return context
+        state = node.state
+
+        def offer() -> tuple[SkillCall, ...] | None:
+            goal = context.goal
+            if goal is not None and not goal.unmet(state):
+                return (SkillCall("done"),)  # as the agent offers: once the goal holds, only done()
+            if self._drive_use is None:
+                self._drive_use = DriveUse(self.verifier.is_feasible,
+                                           [(s.name, s.arity) for s in self.verifier.skills])
+            feasible = [c for c in self.verifier.feasible_calls(state) if c.skill != "done" or goal is None]
+            # not back to a state of a recent decision or of the path here (a drive back and forth)
+            seen = Visited([*self.visited, *(n.state.atoms for n in _ancestors(node))])
+            return grounded_choices(feasible, state, self.effects, visited=seen, drive_use=self._drive_use,
+                                    goal_objects=goal.things(state) if goal is not None else ()) or None
+        return replace(context, offer=offer)
 
     # -- what the search learns from refusals and failures ------------------------------------------
     def _remember_refusal(self, node: Node, call: SkillCall, why: str) -> None:
@@ -358,3 +386,12 @@ def _walk(node: Node) -> list[Node]:
     for child in node.children:
         out.extend(_walk(child))
     return out
+
+
+def _ancestors(node: Node) -> list[Node]:
+    """The nodes above `node`, its parent first, up to the root."""
+    above = []
+    while node.parent is not None:
+        node = node.parent
+        above.append(node)
+    return above
