@@ -265,11 +265,13 @@ class MCTSPlanner:
         (planning/choices.py), so that a proposer decoding under a schema picks among what can run
         after the path, as react picks among what can run now. Without grounding, or where nothing is
         offered, the context as it is."""
-        if not self.config.prune or node.parent is None or context.choices is None:
+        if not self.config.prune or node.parent is None or context.offer is None:
             return context
         state = node.state
 
-        def offer() -> tuple[SkillCall, ...] | None:
+        def offer() -> tuple[SkillCall, ...] | None:  # worked out only where the proposer reads it
+            if context.choices is None:
+                return None  # the agent offers nothing (grounding off)
             goal = context.goal
             if goal is not None and not goal.unmet(state):
                 return (SkillCall("done"),)  # as the agent offers: once the goal holds, only done()
