@@ -71,6 +71,10 @@ def test_pruning_refuses_infeasible_children_without_spending_llm_calls():
     assert llm.asked_expand.count(()) == 2
     assert proposal.call == C("navigate_to(fridge_1)")
     assert "best plan: navigate_to(fridge_1) -> open(fridge_1)" in proposal.raw
+    # what was weighed at the root goes to the trace: each candidate with its value and visits
+    weighed = proposal.raw.split("(weighed: ")[1]
+    assert "navigate_to(fridge_1) 0." in weighed and "navigate_to(apple_1) 0." in weighed
+    assert "pick(apple_1)" not in weighed  # refused, never weighed
     assert planner.counters.values["expansions"] == 3
 
 

@@ -196,7 +196,10 @@ class MCTSPlanner:
             plan.append(node.call)
         note = (f"{iterations} iterations, {expansions} expansions, tree {root.size()} nodes, "
                 f"{refused_count} refused; value {chosen.value:.2f} over {chosen.visits} visits")
-        return mark.proposal(chosen.call, raw="best plan: " + " -> ".join(map(str, plan)), thought=note)
+        # what the search weighed at the root, for the trace: each candidate, its value and visits
+        weighed = "; ".join(f"{c.call} {c.value:.2f}/{c.visits}" for c in root.children)
+        return mark.proposal(chosen.call, raw="best plan: " + " -> ".join(map(str, plan)) + f" (weighed: {weighed})",
+                             thought=note)
 
     def _iterate(self, root: Node, context: DecisionContext) -> int:
         """One selection-expansion-critique-backpropagation pass; returns expansions spent (0 or 1)."""
