@@ -112,12 +112,15 @@ def test_action_task_succeeds_with_feedback_per_step(graph):
     assert response.status == GoalStatus.STATUS_SUCCEEDED
     assert response.result.success and response.result.error_code == ExecuteTask.Result.NONE
     n = response.result.steps
-    # Every step reaches the plan_steps topic. Action feedback arrives for every step but perhaps the
-    # last: rclpy's action client drops a goal's feedback once its result is in, and the final
-    # step's feedback and the result travel on different topics.
+    # Every step reaches the plan_steps topic. Action feedback arrives step by step, in order, but its
+    # tail may be lost: rclpy's action client drops a goal's feedback once its result is in, and the
+    # last steps (a place and done() take milliseconds in the embedded world) travel on a different
+    # topic from the result. A fresh-clone run lost the last two (feedback 1-5 of 7), so only a
+    # gap-free prefix is asserted, not how long it is.
     wait_until(lambda: len(steps) == n, 2.0, "every step on plan_steps")
     assert [s.step for s in steps] == list(range(1, n + 1)) and steps[-1].call.skill == "done"
-    assert [s.step for s in feedback][: n - 1] == list(range(1, n))
+    got = [s.step for s in feedback]
+    assert got and got == list(range(1, len(got) + 1)) and len(got) <= n
     assert response.result.planning_seconds > 0 and response.result.acting_seconds > 0
     assert apple_in_fridge(g)
 
