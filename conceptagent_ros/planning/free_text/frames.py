@@ -88,12 +88,15 @@ def _request_verb(token: Any, lexicon: Lexicon) -> str | None:
     """The lexicon's verb this token says (its lemma, with its particle: "turn ... off"), or None."""
     if token.pos_ not in ("VERB", "AUX") and token.tag_[:2] != "VB":
         return None
+    return _said_verb(token, lexicon.verbs)
+
+
+def _said_verb(token: Any, verbs: Any) -> str | None:
+    """The verb of `verbs` (a PhraseSet or a dict keyed by word tuples) that the token's lemma says,
+    with its particle where the token has one ("switched ... off": switch off), else alone; or None."""
     lemma = token.lemma_.lower()
-    particles = [c.text.lower() for c in token.children if c.dep_ == "prt"]
-    for phrase in ((lemma, *particles), (lemma,)):
-        if phrase in lexicon.verbs:
-            return " ".join(phrase)
-    return None
+    particles = tuple(c.text.lower() for c in token.children if c.dep_ == "prt")
+    return next((" ".join(p) for p in ((lemma, *particles), (lemma,)) if p in verbs), None)
 
 
 def _verb_under(root: Any, lexicon: Lexicon) -> Any | None:
@@ -144,12 +147,9 @@ def _wished_state(sentence: Any, root: Any, lexicon: Lexicon) -> str | None:
 def _state_verb_for(token: Any, lexicon: Lexicon) -> str | None:
     """The state verb that makes the state a word names ("sliced" -> slice, "closed" -> close,
     "switched off" -> switch off)."""
-    word, lemma = token.text.lower(), token.lemma_.lower()
-    if token.tag_ in ("VBN", "VBD", "JJ"):
-        particles = tuple(c.text.lower() for c in token.children if c.dep_ == "prt")
-        for phrase in ((lemma, *particles), (lemma,)):
-            if phrase in lexicon.state_verbs:
-                return " ".join(phrase)
+    word = token.text.lower()
+    if token.tag_ in ("VBN", "VBD", "JJ") and (verb := _said_verb(token, lexicon.state_verbs)) is not None:
+        return verb
     state = lexicon.state_adjectives.get(word)
     if state is None:
         return None
