@@ -13,6 +13,7 @@ from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import SceneGraph
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.state_text import describe_state
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
 
@@ -62,7 +63,8 @@ class ScriptedLLM:
         self.usage.add(100, 10, 0.0)
         return Candidates(tuple(C(a) for a in self.proposals.get(key, [])[:k]))
 
-    def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique:
+    def critique(self, context: DecisionContext, plan: Sequence[SkillCall],
+                 predicted: SymbolicState | None = None) -> Critique:
         key = tuple(map(str, plan))
         self.asked_critic.append(key)
         self.usage.add(100, 10, 0.0)

@@ -128,7 +128,7 @@ class RecordingLLM(ScriptedLLM):
         self.expand_histories.append(context.history)
         return super().propose_actions(context, k, planned)
 
-    def critique(self, context, plan):  # noqa: ANN001, ANN201
+    def critique(self, context, plan, predicted=None):  # noqa: ANN001, ANN201
         self.critic_histories.append(context.history)
         return super().critique(context, plan)
 

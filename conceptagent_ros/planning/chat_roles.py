@@ -23,6 +23,7 @@ from conceptagent_ros.planning.reply_parsing import (
     parse_score,
 )
 from conceptagent_ros.planning.roles import Candidates, Choice, PlanSamples, SamplingOptions
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,9 @@ class ChatRoles:
         unique = tuple(dict.fromkeys(proposed))[:k]
         return Candidates(unique, reply.text, error="; ".join(errors) or None)
 
-    def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique:
-        reply = self._ask(prompts.critic_messages(context, plan), temperature=0.0,
+    def critique(self, context: DecisionContext, plan: Sequence[SkillCall],
+                 predicted: SymbolicState | None = None) -> Critique:
+        reply = self._ask(prompts.critic_messages(context, plan, predicted), temperature=0.0,
                           schema=reply_schemas.critique_reply())
         if isinstance(reply, str):
             return Critique(0.0, reply)

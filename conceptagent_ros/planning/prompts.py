@@ -6,13 +6,14 @@ count the tokens a real model would have read, so token figures compare across b
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from conceptagent_ros.llm.base import ChatMessage
 from conceptagent_ros.paths import config_dir
 from conceptagent_ros.planning.goal_left import goal_text
 from conceptagent_ros.planning.proposal import DecisionContext, StepRecord
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
 
 
@@ -50,8 +51,13 @@ class PlanExample:
 
 
 def _system(name: str, skills: SkillLibrary) -> ChatMessage:
+    """A role's system prompt; `{rules}` is the agent's rules and worked examples (agent_rules.txt),
+    one text for the roles that choose actions (react, MCTS expansion), so both read the same."""
     text = load_prompt(name)
-    return ChatMessage("system", text.format(skills=skills_text(skills)) if "{skills}" in text else text)
+    if "{skills}" not in text:
+        return ChatMessage("system", text)
+    rules = load_prompt("agent_rules").rstrip("\n") if "{rules}" in text else ""
+    return ChatMessage("system", text.format(skills=skills_text(skills), rules=rules))
 
 
 def _role_messages(role: str, context: DecisionContext, newly_observed: bool = True,
@@ -80,11 +86,24 @@ def react_messages(context: DecisionContext) -> list[ChatMessage]:
 
 
 def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCall]) -> list[ChatMessage]:
-    return _role_messages("expand", context, planned=numbered(planned), k=k)
+    """MCTS expansion: react's rules, examples and layout (the steps so far without what each
+    brought into view, the instruction again after the observation), asking for up to k calls after
+    the planned steps. Asked in the old layout (no rules, a thought before the calls), the 1.5B
+    model listed a drive first beside the apple it was sent for (docs/benchmarks/local_model/)."""
+    return _role_messages("expand", context, newly_observed=False, planned=numbered(planned), k=k)
 
 
-def critic_messages(context: DecisionContext, plan: Sequence[SkillCall]) -> list[ChatMessage]:
-    return _role_messages("critic", context, plan=numbered(plan))
+def critic_messages(context: DecisionContext, plan: Sequence[SkillCall],
+                    predicted: SymbolicState | None = None) -> list[ChatMessage]:
+    """The critic's request; `predicted`: the state after the plan as the skills' effects predict it
+    (grounded search knows it), told as what would be left to do then. Without it, the 1.5B model
+    had to imagine the plan's outcome and scored nearly every plan 0, once for a robot 'already
+    holding the apple' it had not picked."""
+    after = ""
+    if predicted is not None:
+        left = goal_text(replace(context, state=predicted))
+        after = f"\nStill to do after the planned sequence (predicted from the skills' effects): {left}\n"
+    return _role_messages("critic", context, newly_observed=False, plan=numbered(plan), after=after)
 
 
 def plan_messages(context: DecisionContext, examples: Sequence[PlanExample], feedback: str = "") -> list[ChatMessage]:

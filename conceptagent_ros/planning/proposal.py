@@ -98,7 +98,8 @@ class ActionProposer(Protocol):
 
 
 class PlanCritic(Protocol):
-    def critique(self, context: DecisionContext, plan: list[SkillCall]) -> Critique: ...
+    def critique(self, context: DecisionContext, plan: list[SkillCall],
+                 predicted: SymbolicState | None = None) -> Critique: ...
 
 
 @dataclass

@@ -66,9 +66,9 @@ def action_reply(call: Schema) -> ReplySchema:
 
 
 def actions_reply(call: Schema, k: int) -> ReplySchema:
-    """MCTS expansion: up to k different next actions, best first."""
+    """MCTS expansion: up to k different next actions, best first; no thought, as for ReAct's one
+    action (action_reply)."""
     return ReplySchema("next_actions", _object({
-        "thought": _text(THOUGHT_CHARS),
         "actions": {"type": "array", "items": call, "minItems": 1, "maxItems": max(1, k)}}))
 
 

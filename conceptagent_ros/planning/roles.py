@@ -12,6 +12,7 @@ from typing import Protocol
 
 from conceptagent_ros.planning.prompts import PlanExample
 from conceptagent_ros.planning.proposal import Critique, DecisionContext, TokenUsage
+from conceptagent_ros.scene.symbolic import SymbolicState
 from conceptagent_ros.skills.contract import SkillCall
 
 
@@ -61,7 +62,11 @@ class PlannerLLM(Protocol):
     def propose_actions(self, context: DecisionContext, k: int,
                         planned: Sequence[SkillCall] = ()) -> Candidates: ...
 
-    def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique: ...
+    def critique(self, context: DecisionContext, plan: Sequence[SkillCall],
+                 predicted: SymbolicState | None = None) -> Critique:
+        """The plan's score; `predicted`: the state after it as the skills' effects predict it, where
+        the search knows it (with grounding on)."""
+        ...
 
     def sample_plans(self, context: DecisionContext, options: SamplingOptions) -> PlanSamples: ...
 

@@ -322,7 +322,9 @@ class SimulatedLLM:
                       else prompts.react_messages(context), {"thought": "simulated", "actions": [str(c) for c in calls]}, seconds)
         return Candidates(tuple(calls), raw=" | ".join(map(str, calls)), thought="simulated proposal")
 
-    def critique(self, context: DecisionContext, plan: Sequence[SkillCall]) -> Critique:
+    def critique(self, context: DecisionContext, plan: Sequence[SkillCall],
+                 predicted: SymbolicState | None = None) -> Critique:
+        # the simulated critic predicts the plan's outcome itself (with its own verifier and effects)
         started = time.perf_counter()
         reference = self.oracle_plan(context)
         agree = 0
@@ -354,7 +356,8 @@ class SimulatedLLM:
                + ("; declares done before the goal holds" if premature_done else ""))
         seconds = time.perf_counter() - started
         prompt_tokens, completion_tokens = self._account(
-            lambda: prompts.critic_messages(context, plan), {"justification": why, "score": round(score * 10, 1)}, seconds)
+            lambda: prompts.critic_messages(context, plan, predicted),
+            {"justification": why, "score": round(score * 10, 1)}, seconds)
         return Critique(score, why, prompt_tokens, completion_tokens)
 
     def sample_plans(self, context: DecisionContext, options: SamplingOptions) -> PlanSamples:

@@ -231,7 +231,9 @@ class MCTSPlanner:
 
     def _score(self, node: Node, context: DecisionContext) -> float:
         if node.score is None:
-            node.score = self.llm.critique(self._informed(context), node.path()).score
+            # with grounding on, the critic is told what the plan would leave to do (node.state)
+            predicted = node.state if self.config.prune else None
+            node.score = self.llm.critique(self._informed(context), node.path(), predicted).score
             if self._retries_a_failure(node):
                 node.score *= FAILED_DISCOUNT
             # predicted states know preconditions (an infeasible call changes nothing), so only the
