@@ -17,6 +17,7 @@ from conceptagent_ros.planning.planners.mcts import (
     ucb1,
 )
 from conceptagent_ros.planning.proposal import StepRecord
+from conceptagent_ros.scene.symbolic import SymbolicState
 
 
 def test_ucb1_prefers_unvisited_then_balances_value_and_exploration():
@@ -123,6 +124,7 @@ class RecordingLLM(ScriptedLLM):
         super().__init__(proposals=base.proposals, scores=base.scores)
         self.expand_histories: list[tuple[StepRecord, ...]] = []
         self.critic_histories: list[tuple[StepRecord, ...]] = []
+        self.critic_predicted: dict[tuple[str, ...], SymbolicState | None] = {}
 
     def propose_actions(self, context, k, planned=()):  # noqa: ANN001, ANN201 - the PlannerLLM signature
         self.expand_histories.append(context.history)
@@ -130,7 +132,26 @@ class RecordingLLM(ScriptedLLM):
 
     def critique(self, context, plan, predicted=None):  # noqa: ANN001, ANN201
         self.critic_histories.append(context.history)
+        self.critic_predicted[tuple(map(str, plan))] = predicted
         return super().critique(context, plan)
+
+
+@pytest.mark.parametrize("grounded", [True, False])
+def test_the_critic_is_told_the_state_a_plan_leads_to_only_where_grounding_predicts_it(grounded: bool):
+    s = setup()
+    llm = RecordingLLM(scripted())
+    MCTSPlanner(llm, s.verifier, s.effects, MCTSConfig(expansions=3, branching=3, prune=grounded, prior=False)
+                ).propose(s.context())
+    assert ("navigate_to(fridge_1)", "open(fridge_1)") in llm.critic_predicted
+    predicted = llm.critic_predicted[("navigate_to(fridge_1)", "open(fridge_1)")]
+    if not grounded:  # without grounding the search knows no preconditions or effects to predict with
+        assert set(llm.critic_predicted.values()) == {None}
+        return
+    assert predicted is not None
+    # after driving to the fridge and opening it: the fridge open and within reach, the apple not
+    assert ("open", "fridge_1") in predicted.atoms and ("near", "fridge_1") in predicted.atoms
+    assert ("open", "fridge_1") not in s.context().state.atoms
+    assert ("near", "apple_1") not in predicted.atoms
 
 
 def _refusal_feedback(history: tuple[StepRecord, ...]) -> list[str]:

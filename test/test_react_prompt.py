@@ -6,23 +6,29 @@ from __future__ import annotations
 from recording_proposer import Recording
 
 from conceptagent_ros.evaluation.episode import embedded_task_map
-from conceptagent_ros.planning.prompts import react_messages
+from conceptagent_ros.planning.prompts import critic_messages, expand_messages, react_messages
+from conceptagent_ros.planning.proposal import DecisionContext
 from conceptagent_ros.planning.task import TaskRequest, prepare_task, run_task
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.sim.world import World
 from conceptagent_ros.skills.contract import SkillCall
 
 
-def still_to_do(scene: str, goal: str, calls: list[SkillCall], line: str = "Still to do: ") -> list[str]:
-    """The "Still to do:" line (or another) of the ReAct request at each decision of a run that makes `calls`."""
+def decisions(scene: str, goal: str, calls: list[SkillCall]) -> list[DecisionContext]:
+    """What the agent knew at each decision of a run that makes `calls` in the embedded world."""
     world = World(load_scene(scene))
     task = prepare_task(TaskRequest("do it", goal=goal, planner="react", max_steps=len(calls) + 1),
                         embedded_task_map(world))
     proposer = Recording(calls)
     task.built.proposer = proposer
     run_task(task, world, world.robot)
+    return proposer.contexts
+
+
+def still_to_do(scene: str, goal: str, calls: list[SkillCall], line: str = "Still to do: ") -> list[str]:
+    """The "Still to do:" line (or another) of the ReAct request at each decision of a run that makes `calls`."""
     lines = []
-    for context in proposer.contexts:
+    for context in decisions(scene, goal, calls):
         user = react_messages(context)[-1].content
         (text,) = [x for x in user.splitlines() if x.startswith(line)]
         lines.append(text.removeprefix(line))
@@ -105,3 +111,33 @@ def test_the_steps_so_far_leave_out_what_came_into_view_which_the_observation_li
     # the step's record still says it, for the trace and the ROS feedback
     said = proposer.contexts[1].history[0].said()
     assert said.startswith("navigate_to(kitchen_1) succeeded; newly observed: ") and "mug_1" in said
+
+
+def test_the_critic_is_told_what_a_plan_would_leave_to_do_when_its_outcome_is_predicted():
+    calls = [SkillCall("navigate_to", ("apple_1",)), SkillCall("pick", ("apple_1",)),
+             SkillCall("navigate_to", ("dining_table_1",)), SkillCall("place", ("apple_1", "dining_table_1"))]
+    contexts = decisions("studio_kitchen", "(in apple_1 dining_table_1)", calls)
+    after = "Still to do after the planned sequence (predicted from the skills' effects): "
+
+    def told(predicted_at: int | None) -> list[str]:
+        predicted = contexts[predicted_at].state if predicted_at is not None else None
+        user = critic_messages(contexts[0], calls[:2], predicted)[-1].content
+        return [x.removeprefix(after) for x in user.splitlines() if x.startswith(after)]
+
+    # the states the embedded world reached stand in for predictions: after the pick, after the place
+    assert told(2) == ["put apple_1 in/on dining_table_1"]
+    assert told(4) == ["nothing: the goal holds, call done()"]
+    assert told(None) == []  # nothing predicted (grounding off): nothing said
+
+
+def test_mcts_expansion_is_asked_with_reacts_rules_and_worked_examples():
+    # on the 1.5B model, asked without them, the expansion listed drives first beside the apple it was sent for
+    context = decisions("studio_kitchen", "(in apple_1 dining_table_1)", [])[0]
+    react_system, react_user = (m.content for m in react_messages(context))
+    expand_system, expand_user = (m.content for m in expand_messages(context, 2, [SkillCall("navigate_to", ("apple_1",))]))
+    for line in ("- Work on the objects the instruction names. To move one, first get it (navigate_to it, pick it),",
+                 "- If an action was refused because its preconditions do not hold, fix those preconditions first.",
+                 "4. navigate_to(mug_3) -> succeeded"):
+        assert line in react_system.splitlines() and line in expand_system.splitlines()
+    assert '{"actions": ["pick(mug_3)", "navigate_to(cabinet_2)"]}' in expand_system
+    assert "Instruction (again): do it" in expand_user and "1. navigate_to(apple_1)" in expand_user
