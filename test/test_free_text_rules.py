@@ -140,13 +140,35 @@ def test_a_refusal_lists_what_there_is_to_choose_from():
     assert "say which" in text
 
 
-def test_a_kind_the_scene_has_none_of_is_refused_naming_what_may_be_meant():
-    """The studio kitchen has a dining table and no table: "the table" is no goal a run could reach
-    (the robot searched for 40 steps before this was refused)."""
-    with pytest.raises(ConceptAgentError, match="there is no table here; did you mean the dining table"):
-        translated("studio_kitchen", "could you put the spoon on the table")
+def test_a_kind_the_scene_has_none_of_is_the_one_kind_whose_name_ends_as_it_does_or_is_refused_asking_which():
+    """The studio kitchen has a dining table and no other table: "the table" is that one. The family
+    house has a coffee table and a dining table: which is asked, where a goal over a kind with
+    nothing of it here was no goal a run could reach (the robot searched for 40 steps)."""
+    goal, means = translated("studio_kitchen", "could you put the spoon on the table")
+    assert means("(in spoon_1 dining_table_1)")
+    with pytest.raises(ConceptAgentError, match="there is no table here; did you mean the coffee table or the "
+                                                "dining table"):
+        translated("family_house", "could you put the spoon on the table")
     with pytest.raises(ConceptAgentError, match="there is no toaster here$"):
         translated("studio_kitchen", "put the bread in a toaster")
+
+
+@pytest.mark.parametrize(("scene", "said", "meant"), [
+    ("apartment", "heat up the potato in the microwave", "(and (heated potato_1) (in potato_1 microwave_1))"),
+    ("apartment", "cut up the bread", "(sliced bread_1)"),
+    ("family_house", "give the mug a wash", "(not (dirty mug_1))"),
+    ("apartment", "give the plant some water", "(filled houseplant_1)"),
+    ("family_house", "bring me the remote", "(holding remote_control_1)"),
+    ("family_house", "bring the remote to me", "(holding remote_control_1)"),
+])
+def test_particles_before_the_thing_light_verbs_and_things_brought_to_the_speaker(scene: str, said: str, meant: str):
+    goal, means = translated(scene, said)
+    assert means(meant), goal.text
+
+
+def test_a_light_verb_whose_noun_is_no_verb_is_refused():
+    with pytest.raises(ConceptAgentError, match="give the dog a bone"):
+        translated("apartment", "give the dog a bone")
 
 
 def test_a_destination_that_fits_some_places_of_its_kind_is_any_of_those():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import NoReturn
 
 from conceptagent_ros.errors import InstructionError
@@ -85,7 +86,7 @@ class Binder:
         if phrase.kind in ("id", "room"):
             term = self._room(phrase) if phrase.kind == "room" else phrase.head
         else:
-            term = self._thing(phrase)
+            term = self._thing(self._sole_alike(phrase))
         self.named.append(term)
         return term
 
@@ -97,6 +98,7 @@ class Binder:
         instruction says of it (a weak definite: any of them will do; not for a guessed name)."""
         if phrase.kind != "thing" or not phrase.definite or phrase.guessed:
             return self.term(phrase, other_than)
+        phrase = self._sole_alike(phrase)
         chosen, constrained = self.candidates(phrase, ties=True)
         kind = self.scene.of_category(phrase.head)
         if not constrained:
@@ -136,8 +138,7 @@ class Binder:
                 return chosen[0].id
             self._refuse(phrase, chosen)
         kind = self.scene.of_category(category)
-        if not kind and self.scene.complete and self.scene.objects and all(
-                o.category for o in self.scene.objects.values()):  # every object known, with its kind
+        if not kind and self._every_kind_known():
             self._none_here(phrase)
         if phrase.definite and len(kind) > 1 and self.room_hint:
             rooms = set().union(*(self._rooms_named(r) for r in self.room_hint))
@@ -150,14 +151,31 @@ class Binder:
                                    "what it is on")
         return self.variable(category)
 
-    def _none_here(self, phrase: NounPhrase) -> NoReturn:
-        """A kind the scene has none of ("the table" in a kitchen with a dining table): refused, with
-        the kinds whose names end as this one does, which may be what was meant."""
-        head = _spoken(phrase.head)
+    def _every_kind_known(self) -> bool:
+        return bool(self.scene.complete and self.scene.objects
+                    and all(o.category for o in self.scene.objects.values()))
+
+    def _alike(self, category: str) -> list[str]:
+        """The kinds here whose names end as this one's does ("dining table" for "table")."""
+        head = _spoken(category)
         present = sorted({o.category for o in self.scene.objects.values()})
-        alike = [_spoken(c) for c in present if c != phrase.head and _spoken(c).endswith(" " + head)]
-        raise InstructionError(f"there is no {head} here" + (f"; did you mean the {' or the '.join(alike)}?"
-                                                               if alike else ""))
+        return [c for c in present if c != category and _spoken(c).endswith(" " + head)]
+
+    def _sole_alike(self, phrase: NounPhrase) -> NounPhrase:
+        """A kind the scene has none of, said of the one kind here whose name ends as it does, is
+        that kind: "the table" in a kitchen whose one table is a dining table. Where several fit
+        (a coffee table and a dining table) the phrase is left as said, to be refused asking which."""
+        if phrase.kind != "thing" or self.scene.of_category(phrase.head) or not self._every_kind_known():
+            return phrase
+        alike = self._alike(phrase.head)
+        return replace(phrase, head=alike[0]) if len(alike) == 1 else phrase
+
+    def _none_here(self, phrase: NounPhrase) -> NoReturn:
+        """A kind the scene has none of ("the table" in a room with a coffee table and a dining
+        table): refused, with the kinds whose names end as this one does, which may be what was meant."""
+        alike = [_spoken(c) for c in self._alike(phrase.head)]
+        raise InstructionError(f"there is no {_spoken(phrase.head)} here" + (
+            f"; did you mean the {' or the '.join(alike)}?" if alike else ""))
 
     def _refuse(self, phrase: NounPhrase, chosen: list[KnownObject]) -> NoReturn:
         kind = self.scene.of_category(phrase.head)

@@ -66,6 +66,7 @@ class Lexicon:
     discard_to: str
     pick_verbs: PhraseSet
     find_verbs: PhraseSet
+    light_verbs: PhraseSet  # "give the mug a wash": a verb whose noun says what to do
     place_particles: PhraseSet
     into: PhraseSet
     source: PhraseSet
@@ -81,7 +82,8 @@ class Lexicon:
     def verbs(self) -> PhraseSet:
         """Every verb a clause may start with."""
         return PhraseSet([*self.state_verbs, *self.place_verbs.phrases, *self.discard_verbs.phrases,
-                          *self.pick_verbs.phrases, *self.find_verbs.phrases, ("turn",), ("switch",), ("power",)])
+                          *self.pick_verbs.phrases, *self.find_verbs.phrases, *self.light_verbs.phrases,
+                          ("turn",), ("switch",), ("power",)])
 
     @cached_property
     def state_verb_set(self) -> PhraseSet:
@@ -120,7 +122,7 @@ def load_lexicon() -> Lexicon:
         raise ConceptAgentError(f"cannot read the translator's words from {path}: {e}") from e
     lists = {k: [str(x) for x in (data.get(k) or [])] for k in (
         "filler", "indefinite", "definite", "pronouns", "there", "place_verbs", "belongs_verbs", "discard_verbs",
-        "pick_verbs", "find_verbs", "place_particles", "into", "from", "near", "relative", "colours",
+        "pick_verbs", "find_verbs", "light_verbs", "place_particles", "into", "from", "near", "relative", "colours",
         "quantities")}
     return Lexicon(
         synonyms={words_of(k): str(v) for k, v in (data.get("synonyms") or {}).items()},
@@ -132,6 +134,7 @@ def load_lexicon() -> Lexicon:
         place_verbs=PhraseSet(lists["place_verbs"]), belongs_verbs=PhraseSet(lists["belongs_verbs"]),
         discard_verbs=PhraseSet(lists["discard_verbs"]), discard_to=str(data.get("discard_to", "garbage_can")),
         pick_verbs=PhraseSet(lists["pick_verbs"]), find_verbs=PhraseSet(lists["find_verbs"]),
+        light_verbs=PhraseSet(lists["light_verbs"]),
         place_particles=PhraseSet(lists["place_particles"]),
         into=PhraseSet(lists["into"]), source=PhraseSet(lists["from"]), near=PhraseSet(lists["near"]),
         relative=PhraseSet(lists["relative"]),

@@ -10,6 +10,8 @@ from conceptagent_ros.planning.free_text.known import KnownScene, Nouns
 from conceptagent_ros.planning.free_text.lexicon import Lexicon, Words
 from conceptagent_ros.planning.free_text.similar_names import SimilarNames
 
+RECIPIENTS = ("me", "us")  # "bring me the remote": whom a thing is brought to, the robot keeping it
+
 
 @dataclass
 class NounPhrase:
@@ -228,17 +230,32 @@ class ClauseReader:
                                + (", ..." if len(known) > 30 else ""))
 
     # -- clauses -----------------------------------------------------------------------------------
+    def _light_verb(self) -> None:
+        """"give the mug a wash", "give the plant some water": a light verb, the thing, and a noun
+        that is a state verb of one word are read as that verb said of the thing ("wash the mug")."""
+        lex = self.lexicon
+        rest = self.words[self.position:]
+        if (len(rest) >= 4 and (rest[0],) in lex.light_verbs.phrases and rest[-2] in lex.indefinite
+                and (rest[-1],) in lex.state_verbs):
+            self.words = self.words[:self.position] + [rest[-1], *rest[1:-2]]
+
     def request(self, under_heading: bool) -> Request:
         """The clause as one request; InstructionError naming what was not understood."""
         lex = self.lexicon
+        self._light_verb()
         if (verb := self._state_verb()) is not None:
             predicate, value = lex.state_verbs[verb]
             particles = lex.state_verb_particles.get(verb)
             # heating and chilling happen in a place the thing is left in; elsewhere "on the
             # counter" after the thing says which thing it is
             keeps_place = predicate in ("heated", "cold")
+            if particles is not None:  # "heat up the potato"
+                self.take(particles)
             objects = self.noun_phrases(bare_relations=not keeps_place)
-            if particles is not None:
+            if any(o.kind == "room" for o in objects):  # "clean up the bathroom" heads the steps that say what
+                raise InstructionError(f"'{self.text}': a room is not something to {' '.join(verb)}; "
+                                       "say which things in it")
+            if particles is not None:  # "heat the potato up"
                 self.take(particles)
             place = None
             if keeps_place and self.take(lex.into) is not None:
@@ -282,11 +299,15 @@ class ClauseReader:
 
     def _moving(self, verb: Words) -> Request:
         lex = self.lexicon
-        if self.peek() in ("me", "us") and self.peek(1) is not None:  # "fetch me the remote": who it is for
+        for_someone = self.peek() in RECIPIENTS and self.peek(1) is not None
+        if for_someone:  # "fetch me the remote": who it is for
             self.position += 1
         # "pick up the apple in the bowl": where it is; "put the apple in the bowl": where it goes
         objects = self.noun_phrases(bare_relations=verb not in lex.place_verbs)
         self.take(lex.place_particles)
+        if self.peek() == "to" and self.peek(1) in RECIPIENTS and self.position + 2 == len(self.words):
+            self.position += 2  # "bring the remote to me"
+            for_someone = True
         if self.peek() in lex.there:
             self.position += 1
             place: NounPhrase | None = NounPhrase("there", "there", "there")
@@ -299,7 +320,7 @@ class ClauseReader:
             return Request("place", objects, place, text=self.text)
         if verb in lex.find_verbs:
             return Request("find", objects, text=self.text)
-        if verb in lex.pick_verbs:
+        if verb in lex.pick_verbs or for_someone:  # "bring me the remote": into the robot's hand
             return Request("pick", objects, text=self.text)
         raise InstructionError(f"'{self.text}': where should {objects[-1].text} go? Say e.g. "
                                f"'{' '.join(verb)} {objects[-1].text} on the table'")
