@@ -6,6 +6,7 @@ choose: every reply is usable, every proposed call is a well-formed call over kn
 backends and planners run on it, and the server comes and goes with its user."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -159,3 +160,18 @@ def test_a_model_that_is_not_fetched_is_a_one_line_error_naming_the_command(tmp_
     assert done.returncode != 0
     assert "conceptagent models fetch --model qwen2.5-coder-1.5b-instruct" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("cache_mb", [0, 512])
+def test_the_server_command_is_read_by_llama_cpp_s_own_argument_parser_prompt_cache_included(cache_mb: int):
+    cli = pytest.importorskip("llama_cpp.server.cli")
+    from llama_cpp.server.settings import ModelSettings, Settings
+
+    settings = local_server.ServerSettings(threads=2, prompt_cache=cache_mb * 2**20)
+    command = local_server.LocalLlamaServer("qwen2.5-coder-1.5b-instruct", settings).command(Path("/m/model.gguf"))
+    parser = argparse.ArgumentParser()
+    cli.add_args_from_model(parser, Settings)
+    model = cli.parse_model_from_args(ModelSettings, parser.parse_args(command[command.index("--model"):]))
+    assert (model.model, model.n_threads, model.n_ctx) == ("/m/model.gguf", 2, 4096)
+    assert (model.cache, model.cache_type, model.cache_size) == (
+        (True, "ram", cache_mb * 2**20) if cache_mb else (False, "ram", 2 << 30))

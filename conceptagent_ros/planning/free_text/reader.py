@@ -265,8 +265,7 @@ class ClauseReader:
         if self.take(lex.discard_verbs) is not None:
             objects = self.noun_phrases(bare_relations=False)
             self.refuse_rest()
-            return Request("place", objects, NounPhrase(lex.discard_to, "thing", lex.discard_to, definite=False),
-                           text=self.text)
+            return self._discarding(objects)
         verb = self.take(lex.place_verbs) or self.take(lex.pick_verbs) or self.take(lex.find_verbs)
         if verb is not None:
             return self._moving(verb)
@@ -297,6 +296,10 @@ class ClauseReader:
                 return particle if particle in lex.state_verbs else None
         return self.take(lex.state_verb_set)
 
+    def _discarding(self, objects: list[NounPhrase]) -> Request:
+        where = self.lexicon.discard_to
+        return Request("place", objects, NounPhrase(where, "thing", where, definite=False), text=self.text)
+
     def _moving(self, verb: Words) -> Request:
         lex = self.lexicon
         for_someone = self.peek() in RECIPIENTS and self.peek(1) is not None
@@ -304,6 +307,10 @@ class ClauseReader:
             self.position += 1
         # "pick up the apple in the bowl": where it is; "put the apple in the bowl": where it goes
         objects = self.noun_phrases(bare_relations=verb not in lex.place_verbs)
+        rest = tuple(self.words[self.position:])
+        if rest and (*verb, *rest) in lex.discard_verbs.phrases:  # "throw the newspaper away", "... out"
+            self.position = len(self.words)
+            return self._discarding(objects)
         self.take(lex.place_particles)
         if self.peek() == "to" and self.peek(1) in RECIPIENTS and self.position + 2 == len(self.words):
             self.position += 2  # "bring the remote to me"
