@@ -182,4 +182,4 @@ def test_the_phrasing_development_set_is_never_read_wrong():
     assert {s: row["total"] for s, row in table.items()} == {"builtin_scenes": 38, "new_scenes": 26, "second_round": 24,
                                                                 "third_round": 24, "fourth_round": 24, "fifth_round": 24,
                                                                 "sixth_round": 24, "seventh_round": 24}
-    assert sum(row["right"] for row in table.values()) >= 150  # 163 of 184 when last measured
+    assert sum(row["right"] for row in table.values()) >= 170  # 187 of 208 when last measured
