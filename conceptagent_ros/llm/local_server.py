@@ -38,17 +38,12 @@ class ServerSettings:
     context: int = 4096  # tokens; the longest planner prompt is under 2,000
     threads: int = 0  # 0: every core this process may use
     startup_timeout: float = 300.0  # seconds to load the model and answer
-    # bytes of prompt states kept in RAM beyond the last prompt's (0: none): MCTS and Tree-Planner
-    # alternate two requests (expansion and critic, sampling and deciding), each of which would
-    # otherwise evict the other's prefix from the one cached prompt
-    prompt_cache: int = 0
 
     @classmethod
     def from_env(cls) -> ServerSettings:
         return cls(context=int(os.environ.get("CONCEPTAGENT_LOCAL_CTX", "4096")),
                    threads=int(os.environ.get("CONCEPTAGENT_LOCAL_THREADS", "0")),
-                   startup_timeout=float(os.environ.get("CONCEPTAGENT_LOCAL_STARTUP", "300")),
-                   prompt_cache=int(float(os.environ.get("CONCEPTAGENT_LOCAL_PROMPT_CACHE_MB", "0")) * 2**20))
+                   startup_timeout=float(os.environ.get("CONCEPTAGENT_LOCAL_STARTUP", "300")))
 
 
 def runtime_available() -> bool:
@@ -89,9 +84,7 @@ class LocalLlamaServer:
         return [sys.executable, "-m", "conceptagent_ros.llm.llama_server_process", "--model", str(model_path),
                 "--model_alias", self.model,
                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.settings.context),
-                "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "False",
-                *(["--cache", "True", "--cache_type", "ram", "--cache_size", str(self.settings.prompt_cache)]
-                  if self.settings.prompt_cache else [])]
+                "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "False"]
 
     def start(self) -> LocalLlamaServer:
         if self.running:
