@@ -96,9 +96,10 @@ def expand_messages(context: DecisionContext, k: int, planned: Sequence[SkillCal
 def critic_messages(context: DecisionContext, plan: Sequence[SkillCall],
                     predicted: SymbolicState | None = None) -> list[ChatMessage]:
     """The critic's request; `predicted`: the state after the plan as the skills' effects predict it
-    (grounded search knows it), told as what would be left to do then. Without it, the 1.5B model
-    had to imagine the plan's outcome and scored nearly every plan 0, once for a robot 'already
-    holding the apple' it had not picked."""
+    (grounded search knows it), told as what would be left to do then, so that the model need not
+    imagine the plan's outcome. The 1.5B model misreads the state with it or without it (a robot
+    'already holding the apple' it had not picked) and scores most plans 0 or 0.2
+    (docs/benchmarks/local_model/)."""
     after = ""
     if predicted is not None:
         left = goal_text(replace(context, state=predicted))
