@@ -41,7 +41,17 @@ def spin(context, *nodes):
         executor.add_node(node)
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
+    executor.spin_thread = thread  # joined by stop() before any node is destroyed
     return executor
+
+
+def stop(executor) -> None:
+    """Shut the executor down and wait for its spin thread: a node destroyed while the thread still
+    spins makes rclpy raise InvalidHandle in that thread (a fresh-clone run warned of it here, when
+    the arm's control callbacks kept the executor past a 1 s shutdown)."""
+    executor.shutdown(timeout_sec=10.0)
+    executor.spin_thread.join(timeout=10.0)
+    assert not executor.spin_thread.is_alive(), "the executor's spin thread did not stop"
 
 
 def node_with(context, **params):
@@ -86,7 +96,7 @@ def test_action_moves_the_simulated_arm_and_publishes_path_and_maps(ros_context)
         assert len(points) > 0 and np.all(points[:, 3] > 0)  # target voxels only, value 1
         assert np.linalg.norm(points[:, :2].mean(axis=0) - end[:2]) < 0.05  # the map's target is where the arm went
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        stop(executor)
         node.destroy_node()
         watcher.destroy_node()
 
@@ -105,7 +115,7 @@ def test_refused_instruction_and_unknown_colour_leave_the_arm_still(ros_context)
             assert not result.success and result.error_code == code, (text, result.error_msg)
             assert result.error_msg and len(result.trajectory.poses) == 0
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        stop(executor)
         node.destroy_node()
         client_node.destroy_node()
 
@@ -172,7 +182,7 @@ def test_pose_topic_controller_drives_an_arm_from_the_scene_graph(ros_context):
         z_slack = (VoxPoserOptions().reach_voxels + 1) * float(node.grid.resolution[2])
         assert np.linalg.norm(arm.position[:2] - np.array([0.6, 0.15])) < 0.03 and 0.03 < arm.position[2] < 0.14 + z_slack
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        stop(executor)
         for n in (node, client_node, arm.node):
             n.destroy_node()
 
@@ -189,7 +199,7 @@ def test_pose_topic_controller_without_a_scene_graph_is_a_clear_error(ros_contex
         assert not result.success and result.error_code == Result.CONTROLLER_FAILED
         assert "scene graph" in result.error_msg
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        stop(executor)
         node.destroy_node()
         client_node.destroy_node()
 
@@ -216,7 +226,7 @@ def test_cancel_stops_the_arm(ros_context):
         assert np.linalg.norm(arm.position - held) < 0.01
         assert np.linalg.norm(arm.position[:2] - np.array([0.6, 0.15])) > 0.1  # it stopped on the way
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        stop(executor)
         for n in (node, client_node, arm.node):
             n.destroy_node()
 
@@ -422,7 +432,7 @@ def test_the_simulated_arm_judges_its_templates_instruction_from_ground_truth(ro
         assert other.success and other.judge == Result.JUDGE_NONE and other.judge_verdict == ""
     finally:
         bench.close()
-        executor.shutdown(timeout_sec=1.0)
+        stop(executor)
         node.destroy_node()
         client_node.destroy_node()
 
