@@ -68,6 +68,9 @@ from conceptagent_ros.scene.loader import load_scene
     ("family_house", "stick the milk in the microwave and warm it up", "(and (in milk_1 microwave_1) (heated milk_1))"),
     ("apartment", "throw the newspaper away", "(in newspaper_1 garbage_can_1)"),
     ("apartment", "throw the newspaper out", "(in newspaper_1 garbage_can_1)"),
+    # "next to" where nothing else says where it goes: on what the other thing stands on
+    ("family_house", "put the salt next to the pepper", "(in salt_shaker_1 dining_table_1)"),
+    ("apartment", "put the mug beside the toaster", "(in mug_1 countertop_2)"),
 ])
 def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expected):
     goal, means = translated(scene, instruction)
@@ -97,6 +100,10 @@ def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expe
     # a request before a comma or a full stop is not a heading, even where it cannot be done as said
     ("apartment", "put the book on the shelf, then open the fridge", "could be any of 2 books"),
     ("apartment", "Put the book on the shelf. Open the fridge.", "could be any of 2 books"),
+    # next to a thing that stands on nothing known: no place to put it
+    ("family_house", "put the apple next to the fridge", "fridge_1 is on or in nothing I know of"),
+    # next to one of several: which one says where
+    ("family_house", "put the apple next to the bowl", "next to which bowl"),
 ])
 def test_what_is_not_understood_is_refused_and_named(scene, instruction, named):
     with pytest.raises(ConceptAgentError) as refusal:

@@ -146,8 +146,13 @@ def test_minilm_on_the_development_words_takes_none_for_the_wrong_thing():
     ("studio_kitchen", "I want the lamp on", "(is_on lamp_1)"),
     ("studio_kitchen", "I'd love it if you could turn off the lamp", "(not (is_on lamp_1))"),
     ("apartment", "could you chuck the newspaper in the rubbish bin", "(in newspaper_1 garbage_can_1)"),
+    # relative clauses that say where a thing is: two books, the clause says which
+    ("apartment", "put the book that someone left on the coffee table in the dresser", "(in book_1 dresser_1)"),
+    ("apartment", "put the book you'll find in the dresser on the coffee table", "(in book_2 coffee_table_1)"),
+    ("apartment", "move the pillow that's lying on the sofa onto the bed", "(in pillow_1 bed_1)"),
+    ("apartment", "please put the pillow which is still on the bed on the sofa", "(in pillow_2 sofa_1)"),
 ])
-def test_polite_frames_wishes_and_unknown_names_on_the_fetched_models(scene, said, meant):
+def test_polite_frames_wishes_relative_clauses_and_unknown_names_on_the_fetched_models(scene, said, meant):
     _require("all-minilm-l6-v2")
     _require("en-core-web-sm")
     from goal_helpers import translated
@@ -170,6 +175,20 @@ def test_a_frame_that_says_more_than_politeness_is_refused_not_cut(said):
         translated("studio_kitchen", said)
 
 
+@pytest.mark.parametrize("said", [
+    "put the book that I read on the sofa in the dresser",  # reading says nothing of where it is now
+    "put the book that someone took off the coffee table in the dresser",
+    "put the book that my sister left on the coffee table in the dresser",  # whose book, or which?
+    "put the book that was never on the coffee table in the dresser",
+])
+def test_a_relative_clause_that_says_more_than_a_place_is_refused(said):
+    _require("en-core-web-sm")
+    from goal_helpers import translated
+
+    with pytest.raises(InstructionError):
+        translated("apartment", said)
+
+
 @pytest.mark.slow
 def test_the_phrasing_development_set_is_never_read_wrong():
     _require("all-minilm-l6-v2")
@@ -181,5 +200,6 @@ def test_the_phrasing_development_set_is_never_read_wrong():
     table = tally(readings)
     assert {s: row["total"] for s, row in table.items()} == {"builtin_scenes": 38, "new_scenes": 26, "second_round": 24,
                                                                 "third_round": 24, "fourth_round": 24, "fifth_round": 24,
-                                                                "sixth_round": 24, "seventh_round": 24}
-    assert sum(row["right"] for row in table.values()) >= 170  # 187 of 208 when last measured
+                                                                "sixth_round": 24, "seventh_round": 24,
+                                                                "relative_clauses": 20}
+    assert sum(row["right"] for row in table.values()) >= 190  # 208 of 228 when last measured

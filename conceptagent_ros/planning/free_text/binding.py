@@ -96,6 +96,8 @@ class Binder:
     def destination(self, phrase: NounPhrase, other_than: Iterable[str] = ()) -> str | tuple[str, ...]:
         """Where things go: one term, or the ids of the several known places that fit what the
         instruction says of it (a weak definite: any of them will do; not for a guessed name)."""
+        if phrase.beside:
+            return self._where_it_stands(phrase, other_than)
         if phrase.kind != "thing" or not phrase.definite or phrase.guessed:
             return self.term(phrase, other_than)
         phrase = self._sole_alike(phrase)
@@ -117,6 +119,24 @@ class Binder:
             return tuple(o.id for o in chosen)
         self.named.append(term)
         return term
+
+    def _where_it_stands(self, phrase: NounPhrase, other_than: Iterable[str]) -> str:
+        """"next to the pepper" as a destination: what the pepper is on or in, the one place the goal
+        can say (there is no "next to" among the predicates); refused where that is not known."""
+        said = replace(phrase, beside=False)
+        if said.kind == "thing":  # one thing, not any of a kind: where "a pepper" stands says no place
+            chosen = self.candidates(self._sole_alike(said))[0]
+            if len(chosen) != 1:
+                raise InstructionError(f"'{phrase.text}': next to which {_spoken(phrase.head)}? Say which")
+            anchor = chosen[0].id
+            self.named.append(anchor)
+        else:
+            anchor = self.term(said, other_than)
+        known = self.scene.objects.get(anchor)
+        if known is None or known.parent is None or known.parent in self.scene.rooms:
+            raise InstructionError(f"'{phrase.text}': {anchor} is on or in nothing I know of, so that says no "
+                                   "place to put it; say where it should go, e.g. 'on the table'")
+        return known.parent
 
     def variable(self, category: str) -> str:
         """The instruction's one variable of a kind: "a cup ... a cup" is one cup."""

@@ -11,6 +11,11 @@ The translator reads an instruction this way only when it does not understand it
 parse never changes what was understood without it.
 
 "I would like the apple in the fridge" is left alone: it may ask for the apple that is in the fridge.
+
+A relative clause that says only where its thing is ("the mug that someone left in the sink", "the
+book that's still lying on the shelf") is read as the place ("the mug that is in the sink"): the parse
+finds the clause, the lexicon's locative verbs say it is about a place. Pronouns are not resolved here: the
+small pipeline has no coreference, so "it" and "them" stay with the reader's binding (binding.py).
 """
 from __future__ import annotations
 
@@ -33,10 +38,13 @@ _ADDRESSEE = {"you", "u"}  # "if you could turn off ...": a request; "the bread 
 
 
 def imperative(instruction: str, lexicon: Lexicon, parse: Parse) -> str | None:
-    """The instruction with each sentence's request said as a command; None where no sentence is a
-    polite frame or a wish the parse shows (nothing to rewrite)."""
+    """The instruction with each sentence's request said as a command and each relative clause that
+    says where its thing is said as that place; None where the parse shows nothing to rewrite."""
     doc = parse(instruction)
-    said, changed = [], False
+    reduced = _places_for_relative_clauses(doc, lexicon)
+    if reduced is not None:
+        doc = parse(reduced)
+    said, changed = [], reduced is not None
     for sentence in doc.sents:
         command = _command(sentence, lexicon)
         changed |= command is not None
@@ -65,6 +73,67 @@ def _command(sentence: Any, lexicon: Lexicon) -> str | None:
         if things and _said_all(sentence, things[0], root):
             return f"{verb} {_phrase(things[0], stop=root)}"
     return None
+
+
+_RELATIVE_PRONOUNS = {"that", "which", "who", "whom"}
+_STILL = {"still", "currently", "now", "just", "already", "presently", "right"}  # "that is still in ..."
+
+
+def _places_for_relative_clauses(doc: Any, lexicon: Lexicon) -> str | None:
+    """The text with each relative clause that says where its thing is said as the reader's "that
+    is" and the place ("the mug that someone left in the sink" -> "the mug that is in the sink", "the
+    book that's still lying on the shelf" -> "the book that is on the shelf"); None where there is
+    none. The clause is the parse's `relcl` or `acl` under a noun, its verb one of the lexicon's
+    locative verbs, and its words before the first place it names ("in", "on top of", "next to" and a
+    thing) say nothing else: a relative pronoun, an auxiliary, "still", who left the thing there. The
+    rest is read as written, so a clause that says more ("the book that was never on the table", "the
+    book I read on the sofa": read is no locative verb) leaves the instruction refused as before."""
+    frames: dict[int, int] = {}  # first word of a clause's frame -> its last
+    for verb in doc:
+        if verb.dep_ not in ("relcl", "acl") or verb.head.pos_ not in ("NOUN", "PROPN") \
+                or verb.lemma_.lower() not in lexicon.locative_verbs:
+            continue
+        place = next((c for c in verb.children if c.i > verb.i and _says_a_place(c, lexicon)), None)
+        if place is None:
+            continue
+        frame = [t for t in verb.subtree if t.i < place.left_edge.i]
+        if all(t.i == verb.i or _only_frames_a_place(t) for t in frame) and \
+                not any(c.dep_ == "neg" for c in verb.children):
+            frames[frame[0].i] = frame[-1].i
+    if not frames:
+        return None
+    # the frame said as the reader's own lead-in to where a thing is ("the mug that is in the sink")
+    words, skip_to = [], -1
+    for t in doc:
+        if t.i in frames:
+            words.append("that is ")
+            skip_to = frames[t.i]
+        elif t.i > skip_to:
+            words.append(t.text_with_ws)
+    return "".join(words).strip()
+
+
+def _says_a_place(token: Any, lexicon: Lexicon) -> bool:
+    """Whether the token's phrase starts with a place word and names a thing ("on top of the
+    fridge", "next to the stove")."""
+    words = [t.lower_ for t in token.subtree]
+    starts = lexicon.located.match(words, 0) is not None or lexicon.near.match(words, 0) is not None
+    return starts and token.dep_ in ("prep", "advmod", "npadvmod") and \
+        any(t.pos_ in ("NOUN", "PROPN") for t in token.subtree)
+
+
+def _only_frames_a_place(token: Any) -> bool:
+    """A word of a relative clause that says nothing but how the place is said: the relative
+    pronoun, an auxiliary ("is", "was", "'s", "been"), "still", or who left the thing there."""
+    if list(token.children):
+        return False
+    if token.dep_ in ("aux", "auxpass"):
+        return True
+    if token.lower_ in _RELATIVE_PRONOUNS and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "advmod"):
+        return True
+    if token.dep_ == "advmod" and token.lower_ in _STILL:
+        return True
+    return token.dep_ == "nsubj" and token.pos_ == "PRON"
 
 
 _FRAME_WORDS = {"sure", "certain", "please", "that", "kindly", "really", "just"}

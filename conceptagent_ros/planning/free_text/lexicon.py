@@ -77,6 +77,8 @@ class Lexicon:
     quantities: frozenset[str]
     attribute_synonyms: dict[str, str] = field(default_factory=dict)  # "big" -> "large"
     room_synonyms: dict[Words, str] = field(default_factory=dict)  # "lounge" -> "living_room"
+    # lemmas of verbs whose relative clause says where its thing is ("the mug someone LEFT in the sink")
+    locative_verbs: frozenset[str] = frozenset()
 
     @cached_property
     def verbs(self) -> PhraseSet:
@@ -123,7 +125,7 @@ def load_lexicon() -> Lexicon:
     lists = {k: [str(x) for x in (data.get(k) or [])] for k in (
         "filler", "indefinite", "definite", "pronouns", "there", "place_verbs", "belongs_verbs", "discard_verbs",
         "pick_verbs", "find_verbs", "light_verbs", "place_particles", "into", "from", "near", "relative", "colours",
-        "quantities")}
+        "quantities", "locative_verbs")}
     return Lexicon(
         synonyms={words_of(k): str(v) for k, v in (data.get("synonyms") or {}).items()},
         filler=PhraseSet(lists["filler"]),
@@ -142,4 +144,5 @@ def load_lexicon() -> Lexicon:
         colours=frozenset(lists["colours"]), quantities=frozenset(lists["quantities"]),
         attribute_synonyms={str(k): str(v) for k, v in (data.get("attribute_synonyms") or {}).items()},
         room_synonyms={words_of(k): str(v) for k, v in (data.get("room_synonyms") or {}).items()},
+        locative_verbs=frozenset(lists["locative_verbs"]),
     )

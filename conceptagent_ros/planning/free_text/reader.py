@@ -3,7 +3,7 @@ with what picks them out) and where they go. Every word must be read; a clause w
 over is refused, naming it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from conceptagent_ros.errors import InstructionError
 from conceptagent_ros.planning.free_text.known import KnownScene, Nouns
@@ -26,6 +26,7 @@ class NounPhrase:
     rooms: list[str] = field(default_factory=list)  # "the bathroom sink", "the shelf in the living room"
     inside: list[NounPhrase] = field(default_factory=list)  # "the apple in the bowl", "the cup from the table"
     near: NounPhrase | None = None  # "the counter next to the sink"
+    beside: bool = False  # a destination said as "next to" this thing: where it stands ("put the salt next to the pepper")
     # named by a word taken for the scene's nearest name ("the bookshelf": a shelf); where several
     # fit, it is not any of them, as "the shelf" would be where a thing goes: it is asked which
     guessed: bool = False
@@ -161,6 +162,17 @@ class ClauseReader:
             self._where(phrase, bare_relations)
         phrase.text = " ".join(self.words[start:self.position])
         return phrase
+
+    def _beside(self, thing: NounPhrase) -> NounPhrase:
+        """"put the salt next to the pepper", where nothing else says where it goes: the "next to" is
+        where it goes, not which salt; the place is where the pepper stands (binding.py)."""
+        anchor = thing.near
+        assert anchor is not None
+        said = thing.text.split()
+        cut = len(said) - len(anchor.text.split())  # the anchor's words end the thing's
+        lead = next((len(p) for p in self.lexicon.near.phrases if tuple(said[cut - len(p):cut]) == p), 0)
+        thing.near, thing.text = None, " ".join(said[:cut - lead])
+        return replace(anchor, beside=True, text=" ".join(said[cut - lead:]))
 
     def _noun_follows(self, i: int) -> bool:
         return i < len(self.words) and (self.nouns.things_set.match(self.words, i) is not None
@@ -320,6 +332,8 @@ class ClauseReader:
             place: NounPhrase | None = NounPhrase("there", "there", "there")
         elif verb in lex.place_verbs and self.take(lex.into) is not None:
             place = self.noun_phrase(bare_relations=True)
+        elif verb in lex.place_verbs and self.at_end() and objects[-1].near is not None and objects[-1].near.kind != "room":
+            place = self._beside(objects[-1])
         else:
             place = None
         self.refuse_rest()
