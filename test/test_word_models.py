@@ -151,6 +151,8 @@ def test_minilm_on_the_development_words_takes_none_for_the_wrong_thing():
     ("apartment", "put the book you'll find in the dresser on the coffee table", "(in book_2 coffee_table_1)"),
     ("apartment", "move the pillow that's lying on the sofa onto the bed", "(in pillow_1 bed_1)"),
     ("apartment", "please put the pillow which is still on the bed on the sofa", "(in pillow_2 sofa_1)"),
+    # parsed as a complement clause ("that" a subordinating mark), read as the relative clause it is
+    ("family_house", "wash the mug that someone left in the sink", "(not (dirty mug_1))"),
 ])
 def test_polite_frames_wishes_relative_clauses_and_unknown_names_on_the_fetched_models(scene, said, meant):
     _require("all-minilm-l6-v2")
@@ -201,5 +203,5 @@ def test_the_phrasing_development_set_is_never_read_wrong():
     assert {s: row["total"] for s, row in table.items()} == {"builtin_scenes": 38, "new_scenes": 26, "second_round": 24,
                                                                 "third_round": 24, "fourth_round": 24, "fifth_round": 24,
                                                                 "sixth_round": 24, "seventh_round": 24,
-                                                                "relative_clauses": 20}
-    assert sum(row["right"] for row in table.values()) >= 190  # 208 of 228 when last measured
+                                                                "relative_clauses": 20, "eighth_round": 24}
+    assert sum(row["right"] for row in table.values()) >= 212  # 233 of 252 when last measured

@@ -83,15 +83,14 @@ def _places_for_relative_clauses(doc: Any, lexicon: Lexicon) -> str | None:
     """The text with each relative clause that says where its thing is said as the reader's "that
     is" and the place ("the mug that someone left in the sink" -> "the mug that is in the sink", "the
     book that's still lying on the shelf" -> "the book that is on the shelf"); None where there is
-    none. The clause is the parse's `relcl` or `acl` under a noun, its verb one of the lexicon's
-    locative verbs, and its words before the first place it names ("in", "on top of", "next to" and a
-    thing) say nothing else: a relative pronoun, an auxiliary, "still", who left the thing there. The
+    none. The clause is one under a noun (_relative_clause), its verb one of the lexicon's locative
+    verbs, and its words before the first place it names ("in", "on top of", "next to" and a thing)
+    say nothing else: a relative pronoun, an auxiliary, "still", who left the thing there. The
     rest is read as written, so a clause that says more ("the book that was never on the table", "the
     book I read on the sofa": read is no locative verb) leaves the instruction refused as before."""
     frames: dict[int, int] = {}  # first word of a clause's frame -> its last
     for verb in doc:
-        if verb.dep_ not in ("relcl", "acl") or verb.head.pos_ not in ("NOUN", "PROPN") \
-                or verb.lemma_.lower() not in lexicon.locative_verbs:
+        if not _relative_clause(verb) or verb.lemma_.lower() not in lexicon.locative_verbs:
             continue
         place = next((c for c in verb.children if c.i > verb.i and _says_a_place(c, lexicon)), None)
         if place is None:
@@ -113,6 +112,18 @@ def _places_for_relative_clauses(doc: Any, lexicon: Lexicon) -> str | None:
     return "".join(words).strip()
 
 
+def _relative_clause(verb: Any) -> bool:
+    """Whether the verb heads a clause that says which thing its noun is: the parse's `relcl` or
+    `acl` under a noun, or a clause the small pipeline parses as a complement ("wash the mug that
+    someone left in the sink": "that" a subordinating mark) that starts with "that" or "which" right
+    after a noun."""
+    if verb.dep_ in ("relcl", "acl"):
+        return verb.head.pos_ in ("NOUN", "PROPN")
+    start = verb.left_edge
+    return verb.dep_ in ("ccomp", "advcl") and start.i > 0 and start.lower_ in ("that", "which") \
+        and start.doc[start.i - 1].pos_ in ("NOUN", "PROPN")
+
+
 def _says_a_place(token: Any, lexicon: Lexicon) -> bool:
     """Whether the token's phrase starts with a place word and names a thing ("on top of the
     fridge", "next to the stove")."""
@@ -129,7 +140,7 @@ def _only_frames_a_place(token: Any) -> bool:
         return False
     if token.dep_ in ("aux", "auxpass"):
         return True
-    if token.lower_ in _RELATIVE_PRONOUNS and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "advmod"):
+    if token.lower_ in _RELATIVE_PRONOUNS and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "advmod", "mark"):
         return True
     if token.dep_ == "advmod" and token.lower_ in _STILL:
         return True
