@@ -104,6 +104,8 @@ def test_phrasings_people_use_become_the_goal_they_mean(scene, instruction, expe
     ("family_house", "put the apple next to the fridge", "fridge_1 is on or in nothing I know of"),
     # next to one of several: which one says where
     ("family_house", "put the apple next to the bowl", "next to which bowl"),
+    # next to a thing that is in the thing to move (the apple is in the blue bowl)
+    ("family_house", "put the blue bowl next to the apple", "apple_1 is in bowl_2, the thing to move"),
 ])
 def test_what_is_not_understood_is_refused_and_named(scene, instruction, named):
     with pytest.raises(ConceptAgentError) as refusal:

@@ -136,6 +136,9 @@ class Binder:
         if known is None or known.parent is None or known.parent in self.scene.rooms:
             raise InstructionError(f"'{phrase.text}': {anchor} is on or in nothing I know of, so that says no "
                                    "place to put it; say where it should go, e.g. 'on the table'")
+        if known.parent in set(other_than):  # "put the bowl next to the apple" with the apple in the bowl
+            raise InstructionError(f"'{phrase.text}': {anchor} is in {known.parent}, the thing to move; say "
+                                   "where it should go")
         return known.parent
 
     def variable(self, category: str) -> str:
