@@ -42,6 +42,22 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str =
     raise AssertionError(f"{what} not met within {timeout} s")
 
 
+class Spinning:
+    """An executor spinning on a daemon thread. stop() shuts it down and joins the thread: a node
+    destroyed while the thread still runs its callbacks makes rclpy raise InvalidHandle in that
+    thread (fresh-clone runs warned of it wherever a 1 s shutdown was followed by destroy_node)."""
+
+    def __init__(self, executor, name: str = "test-spin") -> None:
+        self.executor = executor
+        self.thread = threading.Thread(target=executor.spin, daemon=True, name=name)
+        self.thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.executor.shutdown(timeout_sec=timeout)
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), f"{self.thread.name}: the executor's spin thread did not stop"
+
+
 def interrupt(process, timeout: float) -> tuple[str, bool]:
     """Ctrl-C a child as a terminal would; its output, and whether it ended within `timeout` (else
     it is killed)."""

@@ -2,11 +2,10 @@
 separate client node through the command topic and the ExecuteTask action (real rclpy)."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
-from ros_helpers import require_ros, wait_future, wait_until
+from ros_helpers import Spinning, require_ros, wait_future, wait_until
 
 require_ros()
 
@@ -39,8 +38,7 @@ class Client:
         self.tasks = ActionClient(self.node, ExecuteTask, f"{NS}/execute_task")
         self.executor = MultiThreadedExecutor(num_threads=2, context=context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinning = Spinning(self.executor)
         assert self.tasks.wait_for_server(timeout_sec=30.0)
 
     def send(self, instruction: str, goal: str = "", max_steps: int = 0, feedback: list | None = None):
@@ -70,7 +68,7 @@ class Client:
         return wait_future(client.call_async(request), timeout)
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
+        self.spinning.stop()
         self.node.destroy_node()
 
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
-from ros_helpers import require_ros, wait_future, wait_until
+from ros_helpers import Spinning, require_ros, wait_future, wait_until
 
 require_ros()
 pytest.importorskip("pybullet")
@@ -33,11 +32,11 @@ def client(ros_context):
     node = Node("test_manipulation_client", context=ros_context)
     executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
     executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinning = Spinning(executor)
     try:
         yield node
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        spinning.stop()
         node.destroy_node()
 
 
@@ -130,7 +129,7 @@ def test_robot_skills_forwards_pick_to_the_manipulation_node_by_default(ros_cont
                              parameter_overrides=overrides({"navigation.enabled": False, "outcomes_service": ""}))
     executor = make_executor(4, ros_context)
     executor.add_node(skills)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinning = Spinning(executor)
     try:
         pick = ActionClient(client, ExecuteSkill, "/conceptagent/skills/pick")
         assert pick.wait_for_server(timeout_sec=30.0)
@@ -140,7 +139,7 @@ def test_robot_skills_forwards_pick_to_the_manipulation_node_by_default(ros_cont
         assert graph.nodes["manipulation"].body.held is not None
         assert graph.nodes["manipulation"].body.held.object_id == "lego_1"
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        spinning.stop()
         skills.destroy_node()
         graph.shutdown()
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from ros_helpers import StandInClientCalls, require_ros, wait_future
+from ros_helpers import Spinning, StandInClientCalls, require_ros, wait_future
 
 require_ros()
 pytest.importorskip("pybullet")
@@ -114,7 +114,7 @@ def test_a_real_arms_interfaces_pick_the_duck_and_put_it_in_the_tray(ros_context
     robot = SimulatedRobot(ros_context)
     robot_executor = SingleThreadedExecutor(context=ros_context)
     robot_executor.add_node(robot.node)
-    threading.Thread(target=robot_executor.spin, daemon=True).start()
+    robot_spinning = Spinning(robot_executor, "robot")
     arm = ManipulationNode(namespace=NS, context=ros_context, gripper_client=robot,
                            gripper_action_type=StandInGripperCommand,
                            parameter_overrides=overrides({"body": "arm", "frame_id": "map", "arm.kind": "pose_topic",
@@ -123,7 +123,7 @@ def test_a_real_arms_interfaces_pick_the_duck_and_put_it_in_the_tray(ros_context
     executor = MultiThreadedExecutor(num_threads=4, context=ros_context)
     executor.add_node(arm)
     executor.add_node(client)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinning = Spinning(executor, "arm")
     try:
         pick = ActionClient(client, ExecuteSkill, f"{NS}/manipulation/pick")
         place = ActionClient(client, ExecuteSkill, f"{NS}/manipulation/place")
@@ -149,8 +149,8 @@ def test_a_real_arms_interfaces_pick_the_duck_and_put_it_in_the_tray(ros_context
         assert not result.success and "NOT_SEEN" in result.error_msg
         assert result.error_code == ExecuteSkill.Result.PHYSICAL_FAILURE
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        robot_executor.shutdown(timeout_sec=1.0)
+        spinning.stop()
+        robot_spinning.stop()
         arm.destroy_node()
         client.destroy_node()
         robot.node.destroy_node()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ros_helpers import require_ros, wait_future
+from ros_helpers import Spinning, require_ros, wait_future
 
 require_ros()
 
@@ -30,8 +30,6 @@ from conceptagent_ros.scene.loader import load_scene  # noqa: E402
 ])
 def test_the_planner_completes_tasks_seeing_through_the_perception_node(ros_context, tmp_path: Path, scene, instruction,
                                                                           done):
-    import threading
-
     config = tmp_path / "perception.yaml"
     config.write_text(yaml.safe_dump({"detector": {"kind": "sim_paint"}, "segmenter": {"kind": "box"},
                                       "embedder": {"kind": "none"}}))
@@ -41,7 +39,7 @@ def test_the_planner_completes_tasks_seeing_through_the_perception_node(ros_cont
     client_node = Node("test_client", context=ros_context)
     executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
     executor.add_node(client_node)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinning = Spinning(executor)
     try:
         tasks = ActionClient(client_node, ExecuteTask, "/conceptagent/execute_task")
         assert tasks.wait_for_server(timeout_sec=30.0)
@@ -56,7 +54,7 @@ def test_the_planner_completes_tasks_seeing_through_the_perception_node(ros_cont
         # what the planner was told came from the perception node: its ids and boxes
         assert robot.perceived is not None and len(robot.perceived.objects) >= 5
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        spinning.stop()
         client_node.destroy_node()
         graph.shutdown()
 

@@ -2,10 +2,8 @@
 after a skill, an observation is never older than the skill's end."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import Spinning, require_ros
 
 require_ros()
 
@@ -61,10 +59,9 @@ def lagging_robot(ros_context):
     owner = Node("owner", context=ros_context)
     executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
     executor.add_node(robot)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    spinning = Spinning(executor)
     yield owner
-    executor.shutdown(timeout_sec=1.0)
+    spinning.stop()
     robot.destroy_node()
     owner.destroy_node()
 

@@ -10,7 +10,7 @@ import time
 import types
 
 import pytest
-from ros_helpers import require_ros, wait_future, wait_until
+from ros_helpers import Spinning, require_ros, wait_future, wait_until
 
 require_ros()
 
@@ -135,8 +135,7 @@ def rig(ros_context, fake_nav2):
     executor = MultiThreadedExecutor(num_threads=6, context=ros_context)
     executor.add_node(skills)
     executor.add_node(test)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    spinning = Spinning(executor)
 
     def call(skill: str, *args: str, cancel_after: float | None = None):
         client = ActionClient(test, ExecuteSkill, f"skills/{skill}")
@@ -155,7 +154,7 @@ def rig(ros_context, fake_nav2):
     graph_pub.publish(graph)
     wait_until(lambda: skills._graph is not None, 5.0, "scene graph received")
     yield types.SimpleNamespace(call=call, skills=skills)
-    executor.shutdown(timeout_sec=1.0)
+    spinning.stop()
     server.destroy()
     test.destroy_node()
     skills.destroy_node()

@@ -4,10 +4,8 @@ or that the fridge it just opened is open; the skills can, and tell the scene gr
 planner hears of them."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-from ros_helpers import wait_future, wait_until
+from ros_helpers import Spinning, wait_future, wait_until
 
 from conceptagent_ros.planning.pddl.domain import cached_domain
 from conceptagent_ros.planning.pddl.effects import EffectModel
@@ -129,8 +127,7 @@ def robot_side(ros_context):
     executor = MultiThreadedExecutor(num_threads=6, context=ros_context)
     for node in (graph_node, skills, test):
         executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    spinning = Spinning(executor)
 
     kitchen = graph_node.rooms["kitchen_1"] if "kitchen_1" in graph_node.rooms else next(iter(graph_node.rooms.values()))
     x0, y0, x1, y1 = kitchen.bounds
@@ -153,7 +150,7 @@ def robot_side(ros_context):
 
     yield type("Rig", (), dict(test=test, graphs=graphs, forgotten=forgotten, publish_world=staticmethod(publish_world),
                                room=kitchen.id, node=graph_node, perceived=msg, received=received))
-    executor.shutdown(timeout_sec=1.0)
+    spinning.stop()
     for server in servers:
         server.destroy()
     for node in (test, skills, graph_node):

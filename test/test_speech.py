@@ -4,7 +4,6 @@ transcripts under real rclpy with VAD off. The real Whisper base and Silero VAD:
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
@@ -91,7 +90,7 @@ def test_speech_node_publishes_transcripts(ros_context, whisper_dir, tmp_path):
     from rclpy.lifecycle import TransitionCallbackReturn
     from rclpy.node import Node
     from rclpy.parameter import Parameter
-    from ros_helpers import wait_until
+    from ros_helpers import Spinning, wait_until
     from std_msgs.msg import Int16MultiArray, String
 
     from conceptagent_ros.ros.speech_node import SpeechNode
@@ -108,8 +107,7 @@ def test_speech_node_publishes_transcripts(ros_context, whisper_dir, tmp_path):
     executor = MultiThreadedExecutor(num_threads=3, context=ros_context)
     executor.add_node(node)
     executor.add_node(listener)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    spinning = Spinning(executor)
     try:
         assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
         node.trigger_activate()
@@ -123,7 +121,7 @@ def test_speech_node_publishes_transcripts(ros_context, whisper_dir, tmp_path):
         assert heard == ["open the fridge", "open the fridge"]
         wait_until(lambda: replies == ["OK: open the fridge"] * 2, 5.0, "a reply per transcript")
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        spinning.stop()
         listener.destroy_node()
         node.destroy_node()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -112,7 +111,7 @@ def test_run_takes_the_instruction_as_a_wav_file(hearing, tmp_path):
 
 
 def test_a_spoken_command_reaches_the_planner_through_the_ros_graph(hearing, ros_context):
-    from ros_helpers import require_ros, wait_until
+    from ros_helpers import Spinning, require_ros, wait_until
 
     require_ros()
     from rclpy.executors import MultiThreadedExecutor
@@ -139,8 +138,7 @@ def test_a_spoken_command_reaches_the_planner_through_the_ros_graph(hearing, ros
     executor = MultiThreadedExecutor(num_threads=3, context=ros_context)
     executor.add_node(speech)
     executor.add_node(client)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    spinning = Spinning(executor)
 
     def speak(audio: np.ndarray) -> None:  # as a microphone driver does: 100 ms chunks of 16-bit PCM
         pcm = (np.clip(audio, -1, 1) * 32767).astype(np.int16)
@@ -165,7 +163,7 @@ def test_a_spoken_command_reaches_the_planner_through_the_ros_graph(hearing, ros
         assert len(accepted) == 1 and "apple" in accepted[0].text.lower() and accepted[0].confidence >= 0.45
         assert replies and replies[-1].startswith("OK:")
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        spinning.stop()
         client.destroy_node()
         speech.destroy_node()
         graph.shutdown()

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import io
 import os
-import threading
 import time
 
 import numpy as np
 import pytest
-from ros_helpers import StandInClientCalls, require_ros, wait_future, wait_until
+from ros_helpers import Spinning, StandInClientCalls, require_ros, wait_future, wait_until
 
 require_ros()
 pytest.importorskip("pybullet")
@@ -35,23 +34,11 @@ def _no_program_cache(monkeypatch):
     monkeypatch.setenv("CONCEPTAGENT_VOXPOSER_CACHE", "off")
 
 
-def spin(context, *nodes):
+def spin(context, *nodes) -> Spinning:
     executor = MultiThreadedExecutor(num_threads=4, context=context)
     for node in nodes:
         executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    executor.spin_thread = thread  # joined by stop() before any node is destroyed
-    return executor
-
-
-def stop(executor) -> None:
-    """Shut the executor down and wait for its spin thread: a node destroyed while the thread still
-    spins makes rclpy raise InvalidHandle in that thread (a fresh-clone run warned of it here, when
-    the arm's control callbacks kept the executor past a 1 s shutdown)."""
-    executor.shutdown(timeout_sec=10.0)
-    executor.spin_thread.join(timeout=10.0)
-    assert not executor.spin_thread.is_alive(), "the executor's spin thread did not stop"
+    return Spinning(executor)
 
 
 def node_with(context, **params):
@@ -77,7 +64,7 @@ def test_action_moves_the_simulated_arm_and_publishes_path_and_maps(ros_context)
     watcher.create_subscription(Path, "voxposer/planned_path", paths.append, 10)
     watcher.create_subscription(PointCloud2, "voxposer/maps/affordance", clouds.append, 10)
     client = ActionClient(watcher, SynthesizeTrajectory, "voxposer/synthesize_trajectory")
-    executor = spin(ros_context, node, watcher)
+    spinning = spin(ros_context, node, watcher)
     try:
         feedback: list = []
         _, result_future = send(client, "move to the top of the green block", feedback)
@@ -96,7 +83,7 @@ def test_action_moves_the_simulated_arm_and_publishes_path_and_maps(ros_context)
         assert len(points) > 0 and np.all(points[:, 3] > 0)  # target voxels only, value 1
         assert np.linalg.norm(points[:, :2].mean(axis=0) - end[:2]) < 0.05  # the map's target is where the arm went
     finally:
-        stop(executor)
+        spinning.stop()
         node.destroy_node()
         watcher.destroy_node()
 
@@ -105,7 +92,7 @@ def test_refused_instruction_and_unknown_colour_leave_the_arm_still(ros_context)
     node = node_with(ros_context, arm="sim")
     client_node = Node("client", context=ros_context)
     client = ActionClient(client_node, SynthesizeTrajectory, "voxposer/synthesize_trajectory")
-    executor = spin(ros_context, node, client_node)
+    spinning = spin(ros_context, node, client_node)
     try:
         for text, code in (("sing a song about the table", Result.INVALID_INSTRUCTION),
                            ("move to the top of the magenta block", Result.INVALID_INSTRUCTION),
@@ -115,7 +102,7 @@ def test_refused_instruction_and_unknown_colour_leave_the_arm_still(ros_context)
             assert not result.success and result.error_code == code, (text, result.error_msg)
             assert result.error_msg and len(result.trajectory.poses) == 0
     finally:
-        stop(executor)
+        spinning.stop()
         node.destroy_node()
         client_node.destroy_node()
 
@@ -165,7 +152,7 @@ def test_pose_topic_controller_drives_an_arm_from_the_scene_graph(ros_context):
     node = node_with(ros_context, arm="pose_topic", control_rate=100.0, base_speed=0.5)
     client_node = Node("client", context=ros_context)
     client = ActionClient(client_node, SynthesizeTrajectory, "voxposer/synthesize_trajectory")
-    executor = spin(ros_context, node, client_node, arm.node)
+    spinning = spin(ros_context, node, client_node, arm.node)
     try:
         _, future = send(client, "move to the top of the blue block")
         result = wait_future(future, 120.0).result
@@ -182,7 +169,7 @@ def test_pose_topic_controller_drives_an_arm_from_the_scene_graph(ros_context):
         z_slack = (VoxPoserOptions().reach_voxels + 1) * float(node.grid.resolution[2])
         assert np.linalg.norm(arm.position[:2] - np.array([0.6, 0.15])) < 0.03 and 0.03 < arm.position[2] < 0.14 + z_slack
     finally:
-        stop(executor)
+        spinning.stop()
         for n in (node, client_node, arm.node):
             n.destroy_node()
 
@@ -192,14 +179,14 @@ def test_pose_topic_controller_without_a_scene_graph_is_a_clear_error(ros_contex
     node.arm.config = type(node.arm.config)(**{**node.arm.config.__dict__, "wait_s": 0.5})
     client_node = Node("client", context=ros_context)
     client = ActionClient(client_node, SynthesizeTrajectory, "voxposer/synthesize_trajectory")
-    executor = spin(ros_context, node, client_node)
+    spinning = spin(ros_context, node, client_node)
     try:
         _, future = send(client, "move to the top of the blue block")
         result = wait_future(future, 30.0).result
         assert not result.success and result.error_code == Result.CONTROLLER_FAILED
         assert "scene graph" in result.error_msg
     finally:
-        stop(executor)
+        spinning.stop()
         node.destroy_node()
         client_node.destroy_node()
 
@@ -209,7 +196,7 @@ def test_cancel_stops_the_arm(ros_context):
     node = node_with(ros_context, arm="pose_topic", control_rate=100.0, base_speed=0.1)
     client_node = Node("client", context=ros_context)
     client = ActionClient(client_node, SynthesizeTrajectory, "voxposer/synthesize_trajectory")
-    executor = spin(ros_context, node, client_node, arm.node)
+    spinning = spin(ros_context, node, client_node, arm.node)
     try:
         feedback: list = []
         handle, future = send(client, "move to the top of the blue block", feedback)
@@ -226,7 +213,7 @@ def test_cancel_stops_the_arm(ros_context):
         assert np.linalg.norm(arm.position - held) < 0.01
         assert np.linalg.norm(arm.position[:2] - np.array([0.6, 0.15])) > 0.1  # it stopped on the way
     finally:
-        stop(executor)
+        spinning.stop()
         for n in (node, client_node, arm.node):
             n.destroy_node()
 
@@ -421,7 +408,7 @@ def test_the_simulated_arm_judges_its_templates_instruction_from_ground_truth(ro
 
     node = node_with(ros_context, arm="sim")
     client_node = Node("bench_client", context=ros_context)
-    executor = spin(ros_context, node, client_node)
+    spinning = spin(ros_context, node, client_node)
     bench = NodeBench(client_node, server_wait=10.0)
     try:
         results, rows = run_bench(bench, [8], 1, True, 240.0, out=io.StringIO())  # "move to the [region]"
@@ -432,7 +419,7 @@ def test_the_simulated_arm_judges_its_templates_instruction_from_ground_truth(ro
         assert other.success and other.judge == Result.JUDGE_NONE and other.judge_verdict == ""
     finally:
         bench.close()
-        stop(executor)
+        spinning.stop()
         node.destroy_node()
         client_node.destroy_node()
 
