@@ -221,9 +221,10 @@ class HingedDoors:
               plan.grasp_rotation)
         if not hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.3):
             raise ManipulationError("UNREACHABLE", "the arm did not reach inside the door to push it")
-        follow_until_missed(hand.move_hand, plan, 0.3)  # as far as the arm reaches: the look afterwards says how far
-        back = plan.rotations[-1][:, 2]
-        hand.move_hand(self._hand_now() - back * WITHDRAW, plan.rotations[-1])
+        _, last = follow_until_missed(hand.move_hand, plan, 0.3)  # as far as the arm reaches: the look says how far
+        # back off as the hand points where the sweep stopped: turned as the plan's end would have it,
+        # a sweep cut short swings the hand into the door (as after the pull and the sweep from above)
+        hand.move_hand(self._hand_now() - last[:, 2] * WITHDRAW, last)
 
     def _hand_now(self) -> np.ndarray:
         return self.body.hand_position()
