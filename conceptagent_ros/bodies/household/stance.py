@@ -36,6 +36,8 @@ APPROACH_STANDOFF = 0.5
 INSIDE_STANDOFF = 0.40  # metres from a fridge's front to the base's middle, to reach in (step_up_to)
 FRONT_STANDOFF = 0.62  # metres from a drawer's front to the base's middle: the handle half a metre from the shoulder
 FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the heading than this: turn to it first
+# the tucked hand's turns about its axis tried for carrying (carry_within_footprint), the tuck's own first
+CARRY_ROLLS = (0.0, math.pi / 2, -math.pi / 2)
 TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
 CLEARANCE_MARGIN = 0.05  # metres the base's paths keep clear of everything, beyond its radius
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
@@ -81,6 +83,37 @@ class Stance:
         if not self.tucked:
             self.arm.tuck(TUCKED)
             self.tucked = True
+            if self.grip.held is not None:
+                self.carry_within_footprint()
+
+    def carry_within_footprint(self) -> None:
+        """Turn the tucked hand about its own axis (CARRY_ROLLS) to where the held thing stands out
+        least beyond the base's middle, as a person turns a long thing to carry it through a door:
+        the paths keep the base's radius clear, not what the hand holds, and a pillow held across
+        the base struck the side of a doorway the base passed."""
+        best: tuple[float, float] | None = None  # (reach out, roll)
+        roll = CARRY_ROLLS[0]
+        for roll in CARRY_ROLLS:
+            if roll != CARRY_ROLLS[0]:
+                self.arm.tuck({**TUCKED, "wrist_3_joint": roll})
+            out = self.held_reach_out()
+            if out is None:
+                return
+            if best is None or out < best[0] - 1e-3:
+                best = (out, roll)
+            if out <= FOOTPRINT_RADIUS:
+                break
+        if best is not None and best[1] != roll:  # the hand stands at the last roll tried
+            self.arm.tuck({**TUCKED, "wrist_3_joint": best[1]})
+
+    def held_reach_out(self) -> float | None:
+        """How far from the base's middle (across the floor) the held thing reaches; None with
+        nothing in hand."""
+        held = self.grip.held_points()
+        if held is None or not len(held[1]):
+            return None
+        points, pose = held[1], self.base.believed
+        return float(np.max(np.hypot(points[:, 0] - pose.x, points[:, 1] - pose.y)))
 
     def ready(self) -> None:
         if self.tucked:
