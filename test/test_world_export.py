@@ -352,3 +352,37 @@ def test_a_scene_may_say_which_way_a_piece_faces_and_nothing_else() -> None:
     data["objects"][0]["faces"] = "north"
     with pytest.raises(ConceptAgentError):
         scene_from_dict(data)
+
+
+@pytest.mark.parametrize("name, unit, worktop", [("studio_kitchen", "cabinet_1", "countertop_1"),
+                                                 ("studio_kitchen", "drawer_1", "countertop_2"),
+                                                 ("apartment", "cabinet_1", "sink_1"),
+                                                 ("family_house", "cabinet_2", "sink_1")])
+def test_a_cabinet_the_scene_puts_where_a_counter_stands_is_under_its_top(worlds, name, unit, worktop) -> None:
+    """As in a fitted kitchen (the scene files put a cabinet, a chest or the cabinet under a sink
+    where the counter or sink stands): in PyBullet, a level ray from the room at the unit's middle
+    height meets the unit's front (its handle first) within 3 cm of the worktop's edge, one just
+    under the worktop's top meets the worktop at its edge, and the unit stands under the top,
+    within the worktop's span; not the counter before the unit's door, as these worlds had it."""
+    p, client, bodies = _pybullet_world(worlds / f"{name}.sdf")
+    try:
+        lo, hi = (np.asarray(v) for v in p.getAABB(bodies[worktop], -1, physicsClientId=client))
+        unit_lo, unit_hi = (np.asarray(v) for v in p.getAABB(bodies[unit], -1, physicsClientId=client))
+        x, edge = (unit_lo[0] + unit_hi[0]) / 2, lo[1]  # these kitchens' fronts face -y
+        for j in range(p.getNumJoints(bodies[unit], physicsClientId=client)):
+            unit_lo = np.minimum(unit_lo, p.getAABB(bodies[unit], j, physicsClientId=client)[0])
+
+        p.performCollisionDetection(physicsClientId=client)  # the broadphase the rays are cast in
+
+        def first_hit(z: float) -> tuple[int, float]:
+            hit = p.rayTest([x, edge - 1.0, z], [x, hi[1], z], physicsClientId=client)[0]
+            return hit[0], hit[3][1]
+
+        body, y = first_hit(unit_hi[2] / 2)
+        assert body == bodies[unit] and edge - 0.04 <= y <= edge + 0.03, (body, y, edge)
+        body, y = first_hit(hi[2] - 0.02)
+        assert body == bodies[worktop] and y == pytest.approx(edge, abs=0.005)
+        assert unit_hi[2] < hi[2] - 0.03
+        assert lo[0] - 1e-3 <= unit_lo[0] and unit_hi[0] <= hi[0] + 1e-3
+    finally:
+        p.disconnect(client)

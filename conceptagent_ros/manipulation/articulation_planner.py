@@ -259,11 +259,12 @@ def door_frame(front: FrontGeometry, hinge_side: Literal["left", "right"] | None
 
 def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
               angle: float, hinge_side: Literal["left", "right"] | None = None,
-              config: ArticulationConfig | None = None) -> ArticulationPlan:
+              config: ArticulationConfig | None = None, upright: bool | None = None) -> ArticulationPlan:
     """Swing a hinged door `angle` radians toward the robot (open) or back (close), holding its
     handle; the hinge is the front's vertical edge opposite the handle, or `hinge_side` (as seen
     from the robot). The fingers close across the bar (along the front for an upright bar, up and
-    down for a level one), their tips short of the door's face, and the hand turns with the door."""
+    down for a level one; `upright` says which where the points' spread should not), their tips
+    short of the door's face, and the hand turns with the door."""
     cfg = config or ArticulationConfig()
     if not 0 < angle <= np.pi * 0.75:
         raise ManipulationError("COLLISION", f"a door swings between 0 and 135 degrees; got {np.degrees(angle):.0f}")
@@ -275,7 +276,7 @@ def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: 
     out = max(float(front.handle @ front.normal) - face, gripper.finger_depth / 2 + gripper.clearance)
     grasp = front.handle + front.normal * (face + out - float(front.handle @ front.normal))
     radius = float((grasp - door.hinge) @ door.along)
-    upright = _upright_bar(points, front, cfg)
+    upright = _upright_bar(points, front, cfg) if upright is None else upright
     closing = front.width_axis if upright else np.array([0.0, 0.0, 1.0])
     rotation = hand_frame(-front.normal, closing)
     sense = door.turn if action == "open" else -door.turn
@@ -290,6 +291,11 @@ def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: 
 
 
 HANDLE_CELL = 0.015  # metres: proud points within three of these of each other are one part of the front
+
+
+def closes_up_and_down(rotation: np.ndarray) -> bool:
+    """Whether a hand turned as `rotation` closes its fingers up and down (on a level bar)."""
+    return abs(float(np.asarray(rotation)[2, 0])) > 0.5
 
 
 def _handle_points(proud: np.ndarray, width_axis: np.ndarray) -> np.ndarray:

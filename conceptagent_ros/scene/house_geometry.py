@@ -42,6 +42,9 @@ class Box:
     container: bool = False  # things in it stand inside on its floor rather than on its top
     parent: str | None = None  # what it stands on or in
     faces: tuple[float, float] | None = None  # the side it is used from, where its scene says (SceneObject.faces)
+    # where a unit stands under this worktop: (x0, y0, x1, y1, height) of the space left open for it,
+    # from the floor up (layout's units_under_worktops); the worktop's solid is the rest (solid_parts)
+    recesses: tuple[tuple[float, float, float, float, float], ...] = ()
 
     @property
     def on_floor(self) -> bool:
@@ -83,6 +86,73 @@ SLIDING = ("drawer", "dresser")  # categories that open by sliding out; every ot
 # as the chest is tall, opened 10 cm, kept what lay on its floor out of every camera's sight and
 # out of the hand's reach (the evaluation houses' spatulas and knives). The lower drawers stay shut.
 TOP_DRAWER = 0.15  # metres: the height of a chest's top drawer (its floor 12 cm under its front's top edge)
+
+
+# A cabinet or a chest of drawers that the scene puts where a kitchen counter or a sink stands, and
+# lower than its top, is a base unit under it, as in a fitted kitchen: its front just behind the
+# worktop's edge, the worktop's top over it (not a counter standing before the unit's door, which
+# no one could open: the studio kitchen's cabinet and the apartment's under the sink were exported so)
+WORKTOPS = ("countertop", "sink")
+UNDER_INSET = 0.02  # metres a unit's front stands back from the edge of the worktop over it
+UNDER_GAP = 0.01  # metres between a unit's top and the underside of the worktop over it
+WORKTOP_SLAB = 0.04  # metres: the thinnest a worktop's top over a unit is
+
+
+def units_under_worktops(scene: Scene) -> dict[str, str]:
+    """Which unit stands under which worktop: each floor-standing container (a thing that opens and
+    holds things) that is lower than a worktop by WORKTOP_SLAB at least, whose footprint the scene
+    puts over the worktop's, and which the scene does not put above it (a wall cabinet's height),
+    under the worktop it overlaps most."""
+    tops = [o for _, o in sorted(scene.objects.items())
+            if o.parent is None and o.category in WORKTOPS and not o.has("pickupable")]
+    under: dict[str, str] = {}
+    for oid, obj in sorted(scene.objects.items()):
+        if obj.parent is not None or obj.has("pickupable") or obj.category in WORKTOPS \
+                or not (obj.has("openable") and obj.has("receptacle")):
+            continue
+        size = size_of(obj)
+        best: tuple[float, str] | None = None
+        for top in tops:
+            top_size = size_of(top)
+            if size[2] + UNDER_GAP + WORKTOP_SLAB > top_size[2] or obj.position[2] > top_size[2]:
+                continue
+            over_x = (size[0] + top_size[0]) / 2 - abs(obj.position[0] - top.position[0])
+            over_y = (size[1] + top_size[1]) / 2 - abs(obj.position[1] - top.position[1])
+            if over_x > 0 and over_y > 0 and (best is None or over_x * over_y > best[0]):
+                best = (over_x * over_y, top.id)
+        if best is not None:
+            under[oid] = best[1]
+    return under
+
+
+def solid_parts(box: Box) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+    """The box as solid boxes (centre, size): itself, or for a worktop with units under it, its top
+    over the whole footprint and, below it, the footprint less the spaces left for the units, its
+    front as far back as theirs (only the top overhangs: a hand that closes on a handle beside a
+    unit's edge meets no face standing out before the unit's)."""
+    if not box.recesses:
+        return [(box.center, box.size)]
+    (cx, cy, cz), (sx, sy, sz) = box.center, box.size
+    x0, y0, z0 = cx - sx / 2, cy - sy / 2, cz - sz / 2
+    x1, y1 = cx + sx / 2, cy + sy / 2
+    under = min(max(r[4] for r in box.recesses), z0 + sz - WORKTOP_SLAB)
+    parts = [((cx, cy, (under + z0 + sz) / 2), (sx, sy, z0 + sz - under))]
+    # the sides the units open to (their spaces reach the box's edge there) stand back by UNDER_INSET
+    x0 += UNDER_INSET * any(abs(r[0] - x0) < 1e-6 for r in box.recesses)
+    x1 -= UNDER_INSET * any(abs(r[2] - x1) < 1e-6 for r in box.recesses)
+    y0 += UNDER_INSET * any(abs(r[1] - y0) < 1e-6 for r in box.recesses)
+    y1 -= UNDER_INSET * any(abs(r[3] - y1) < 1e-6 for r in box.recesses)
+    xs = sorted({x0, x1, *(min(max(v, x0), x1) for r in box.recesses for v in (r[0], r[2]))})
+    ys = sorted({y0, y1, *(min(max(v, y0), y1) for r in box.recesses for v in (r[1], r[3]))})
+    for a, b in zip(xs, xs[1:]):
+        for c, d in zip(ys, ys[1:]):
+            if b - a < 1e-6 or d - c < 1e-6:
+                continue
+            mx, my = (a + b) / 2, (c + d) / 2
+            floor = max([r[4] for r in box.recesses if r[0] <= mx <= r[2] and r[1] <= my <= r[3]], default=z0)
+            if under - floor > 1e-6:
+                parts.append(((mx, my, (floor + under) / 2), (b - a, d - c, under - floor)))
+    return parts
 
 
 def has_shelf(size: tuple[float, float, float]) -> bool:
@@ -131,6 +201,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
     With `previous` (the last layout), things that stayed where they were keep their place, and a
     thing put somewhere takes a free spot there: putting a pillow on a bed moves no other pillow."""
     boxes: dict[str, Box] = {}
+    under = units_under_worktops(scene)
 
     def kept(oid: str) -> Box | None:
         if previous is None or oid not in previous:
@@ -151,7 +222,8 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
     def nominal_floor_pieces(than: str) -> list[tuple[tuple[float, float], tuple[float, float, float]]]:
         """Where the scene puts the furniture not placed yet: a piece moved aside does not take its spot."""
         return [((o.position[0], o.position[1]), size_of(o)) for oid, o in sorted(scene.objects.items())
-                if oid != than and oid not in boxes and o.parent is None and not o.has("pickupable")]
+                if oid != than and oid not in boxes and oid not in under and o.parent is None
+                and not o.has("pickupable")]
 
     def fits(x: float, y: float, size: tuple[float, float, float], room_id: str, oid: str = "") -> bool:
         """Inside its room, clear of every piece already standing on the floor and of where the
@@ -204,6 +276,36 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             y = min(max(y, y0 + hy), y1 - hy)
         return replace(box, center=(x, y, z))
 
+    def under_worktop(obj: SceneObject, front: tuple[float, float] | None) -> Box | None:
+        """The unit's box under its worktop (front just behind the worktop's edge, within its span,
+        no deeper or taller than it leaves room for), and the worktop's space left open for it;
+        None where another unit under the same worktop already stands there."""
+        top = place(under[obj.id])
+        fx, fy = front_of(scene.objects[top.object_id], top.center[0], top.center[1], scene, top.size)
+        along, across = (0, 1) if fx == 0 else (1, 0)
+        out = fy if fx == 0 else fx
+        size = list(size_of(obj))
+        size[along] = min(size[along], top.size[along])
+        size[across] = min(size[across], top.size[across] - UNDER_INSET)
+        size[2] = min(size[2], top.top - WORKTOP_SLAB - UNDER_GAP)
+        centre = [0.0, 0.0, size[2] / 2.0]
+        half = (top.size[along] - size[along]) / 2
+        centre[along] = min(max(obj.position[along], top.center[along] - half), top.center[along] + half)
+        edge = top.center[across] + out * top.size[across] / 2
+        centre[across] = edge - out * (UNDER_INSET + size[across] / 2)
+        box = Box(obj.id, obj.category, (centre[0], centre[1], centre[2]), (size[0], size[1], size[2]),
+                  None if front is None else (fx, fy), True, faces=(fx, fy))
+        lo = [centre[0] - size[0] / 2, centre[1] - size[1] / 2]
+        hi = [centre[0] + size[0] / 2, centre[1] + size[1] / 2]
+        for other in top.recesses:
+            if other[0] < hi[0] - 1e-6 and lo[0] < other[2] - 1e-6 and other[1] < hi[1] - 1e-6 and lo[1] < other[3] - 1e-6:
+                return None
+        # open from the unit's back to the worktop's edge: nothing of the worktop before the unit's door
+        (lo if out < 0 else hi)[across] = edge
+        boxes[top.object_id] = replace(top, recesses=top.recesses + ((lo[0], lo[1], hi[0], hi[1],
+                                                                     size[2] + UNDER_GAP),))
+        return box
+
     def place(oid: str, trail: frozenset[str] = frozenset()) -> Box:
         if oid in boxes:
             return boxes[oid]
@@ -217,7 +319,10 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         container = obj.has("openable") and obj.has("receptacle")
         front = front_of(obj, obj.position[0], obj.position[1], scene, (sx, sy, sz)) \
             if container and obj.flag("open") else None
-        if parent is None:
+        unit = under_worktop(obj, front) if parent is None and oid in under else None
+        if unit is not None:
+            box = unit
+        elif parent is None:
             box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container,
                       faces=obj.faces)
             if not obj.has("pickupable"):
@@ -230,7 +335,8 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             if not scene.objects[parent].has("pickupable"):
                 # a row across the side that faces the room (a container's opening), so that from
                 # there nothing hides behind anything
-                fx, fy = front_of(scene.objects[parent], holder.center[0], holder.center[1], scene, holder.size)
+                fx, fy = holder.faces or front_of(scene.objects[parent], holder.center[0], holder.center[1], scene,
+                                                  holder.size)
                 along_x = fx == 0
                 if holder.category in SLIDING:  # in the drawer's front half, which its opening uncovers
                     toward_front = (fx, fy)

@@ -13,7 +13,7 @@ import numpy as np
 
 from conceptagent_ros.perception.detectors.sim_paint import category_colour
 from conceptagent_ros.perception.frames import Frame, Intrinsics, look_at
-from conceptagent_ros.scene.house_geometry import PANEL, SLIDING, Box, has_shelf, inner_floor
+from conceptagent_ros.scene.house_geometry import PANEL, SLIDING, Box, has_shelf, inner_floor, solid_parts
 from conceptagent_ros.scene.model import Room
 
 WALL_HEIGHT = 2.6
@@ -50,9 +50,10 @@ def _box_mesh(center: Iterable[float], size: Iterable[float]):  # type: ignore[n
 
 
 def _panels(box: Box) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
-    """A closed box, or an open container: floor, top, back and sides, without the front panel."""
+    """A closed box (a worktop: its solid parts around the units under it), or an open container:
+    floor, top, back and sides, without the front panel."""
     if box.open_front is None:
-        return [(box.center, box.size)]
+        return solid_parts(box)
     (cx, cy, cz), (sx, sy, sz) = box.center, box.size
     t = PANEL
     panels = [((cx, cy, cz - sz / 2 + t / 2), (sx, sy, t)), ((cx, cy, cz + sz / 2 - t / 2), (sx, sy, t))]

@@ -29,6 +29,7 @@ from conceptagent_ros.scene.house_geometry import (
     Box,
     front_of,
     has_shelf,
+    solid_parts,
     top_drawer_height,
 )
 from conceptagent_ros.scene.model import Scene, SceneObject
@@ -137,8 +138,9 @@ def _colour_of(obj: SceneObject) -> tuple[float, float, float]:
 
 
 def front_yaw(box: Box, scene: Scene, obj: SceneObject) -> float:
-    """The yaw that turns a container's model +x toward the side it opens to (the room's middle)."""
-    fx, fy = front_of(obj, box.center[0], box.center[1], scene, box.size)
+    """The yaw that turns a container's model +x toward the side it opens to: where its box says (a
+    unit under a worktop: the worktop's front), else its scene's or the room's middle."""
+    fx, fy = box.faces or front_of(obj, box.center[0], box.center[1], scene, box.size)
     return math.atan2(fy, fx)
 
 
@@ -235,7 +237,10 @@ def _static(world: ET.Element, obj: SceneObject, box: Box) -> None:
     model = _model(world, obj.id, (*box.center, 0.0, 0.0, 0.0), static=True)
     link = _sub(model, "link", name="link")
     _inertial(link, NOMINAL_MASS, box.size)  # unused by a static model; PyBullet asks for one
-    _box_part(link, "body", box.size, (0, 0, 0), _colour_of(obj))
+    parts = solid_parts(box)  # a worktop with a unit under it: its top, and the rest around the unit
+    for k, (centre, size) in enumerate(parts):
+        offset = (centre[0] - box.center[0], centre[1] - box.center[1], centre[2] - box.center[2])
+        _box_part(link, "body" if len(parts) == 1 else f"body_{k}", size, offset, _colour_of(obj))
 
 
 def _environment(world: ET.Element, scene: Scene, plan: FloorPlan) -> None:

@@ -26,7 +26,9 @@ from conceptagent_ros.manipulation.arm_skills import SkillRefused
 from conceptagent_ros.manipulation.articulation_executor import follow_until_missed
 from conceptagent_ros.manipulation.articulation_planner import (
     OVER_THE_TOP,
+    ArticulationPlan,
     DoorFrame,
+    closes_up_and_down,
     door_frame,
     door_opening,
     front_geometry,
@@ -38,6 +40,7 @@ from conceptagent_ros.manipulation.failures import ManipulationError
 
 if TYPE_CHECKING:
     from conceptagent_ros.manipulation.arm_skills import ArmSkills
+    from conceptagent_ros.manipulation.watched_arm import WatchedArm
     from conceptagent_ros.scene.geometry import Pose2D
 
 PULL_TO = math.radians(35.0)  # the handle is pulled this far: past it, its face turns away from the robot
@@ -62,6 +65,8 @@ PUSH_OVER_SHARE = 0.75
 PUSH_OVER_BEARING = math.radians(50.0)
 WITHDRAW = 0.10  # metres the hand backs off after letting go
 ROUND_EDGE = 0.12  # metres past the door's free edge the hand goes round it
+REPULLS = 3  # pulls more by the handle of a low door the hand cannot get over
+REPULL_GAIN = math.radians(3.0)  # a pull that turned the door less than this is the last
 ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a push
 
 
@@ -138,6 +143,13 @@ class HingedDoors:
 
     # -- opening ---------------------------------------------------------------------------------
     def _open(self, target: str, points: np.ndarray, skills: ArmSkills) -> None:
+        door, reached = self._pull(target, points, skills)
+        self._push_on(door, target, reached, skills, door_top(points))
+
+    def _pull(self, target: str, points: np.ndarray, skills: ArmSkills, again: bool = False) -> tuple[DoorFrame, float]:
+        """Pull the door by its handle as far as the arm follows its arc, from beside its swing; the
+        door's frame as it stood shut, and how far it stands open now. `again`: the door stands
+        ajar from an earlier pull, whose frame is kept."""
         body = self.body
         pose = body.base_pose()
         door = door_frame(front_geometry(points, (pose.x, pose.y)), gripper=skills.spec.gripper)
@@ -146,14 +158,20 @@ class HingedDoors:
         pose = body.base_pose()
         plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO)
         door = door_frame(front_geometry(points, (pose.x, pose.y)), gripper=skills.spec.gripper)
-        self.frames[target] = door
+        if not again:
+            self.frames[target] = door
+        door = self.frames[target]
         skills.phase(f"pulling {target}'s door by its handle", 0.2)
         hand = skills.watched_hand()
         hand.open_hand()
-        approach = plan.grasp_rotation[:, 2]
-        if not (hand.move_hand(plan.grasp_position - approach * 0.08, plan.grasp_rotation)
-                and hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.4)):
-            raise ManipulationError("UNREACHABLE", f"the arm did not reach {target}'s handle")
+        if not self._reach_handle(hand, plan):
+            # the fingers turned the other way round the bar: all the points proud of a base unit's
+            # door under a worktop (the top's edge among them) spread as wide as its upright bar is
+            # tall, and the hand turned to close up and down met the bar with a fingertip
+            plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO,
+                             upright=closes_up_and_down(plan.grasp_rotation))
+            if not self._reach_handle(hand, plan):
+                raise ManipulationError("UNREACHABLE", f"the arm did not reach {target}'s handle")
         hand.close_hand()
         if not body.grip_door(target):
             hand.open_hand()
@@ -166,8 +184,18 @@ class HingedDoors:
         # back off as the hand points: turned as the pull's end would have it, it swung into the door
         hand.move_hand(self._hand_now() - last[:, 2] * WITHDRAW, last)
         skills.phase(f"pushing {target}'s door open from inside", 0.55)
-        reached = door_opening(body.door_points(target, tuck=False), door.out)
-        self._push_on(door, target, reached, skills, door_top(points))
+        return door, door_opening(body.door_points(target, tuck=False), door.out)
+
+    def _reach_handle(self, hand: WatchedArm, plan: ArticulationPlan) -> bool:
+        """The open hand to the handle as `plan` turns it, from 8 cm back along its approach; where it
+        stops short, back there again (False)."""
+        approach = plan.grasp_rotation[:, 2]
+        if not hand.move_hand(plan.grasp_position - approach * 0.08, plan.grasp_rotation):
+            return False
+        if hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.4):
+            return True
+        hand.move_hand(plan.grasp_position - approach * 0.08, plan.grasp_rotation)
+        return False
 
     def _push_on(self, door: DoorFrame, target: str, reached: float, skills: ArmSkills, top: float,
                  ajar: bool = False) -> None:
@@ -183,10 +211,35 @@ class HingedDoors:
             clear = door.width + self.body.footprint_radius + 0.08
             at = (clear * math.cos(PUSH_OVER_BEARING), clear * math.sin(PUSH_OVER_BEARING))
             self._stand(door, target, skills, at, aim=door.at((start + OPEN_TO) / 2, radius))
-            self._push_over(door, top, start, OPEN_TO, radius, skills)
-            return
+            try:
+                self._push_over(door, top, start, OPEN_TO, radius, skills)
+                return
+            except ManipulationError as e:
+                if e.code != "UNREACHABLE":
+                    raise
+            # no way in over it (a worktop over a base unit's door): pulled on by its handle again,
+            # as far as the arm follows each time (the first pull of a low handle turned the wrist
+            # out of reach 10-20 degrees on; one more, from the door as it stood then, took it to 45)
+            for _ in range(REPULLS):
+                skills.phase(f"pulling {target}'s door on by its handle: the arm did not get over it", 0.6)
+                try:
+                    _, now = self._pull(target, self.body.door_points(target), skills, again=True)
+                except ManipulationError:  # turned far enough for its handle to face away: the push takes it on
+                    break
+                gained, reached = now - reached, max(now, reached)
+                if reached >= SEEN_DOOR_OPEN:
+                    return
+                if gained < REPULL_GAIN:
+                    break
+            ajar = True
         start = (reached if ajar else max(reached, PULL_TO / 2)) - PUSH_FROM_BEHIND
-        self._stand(door, target, skills, PUSH_STANCE)
+        try:
+            self._stand(door, target, skills, PUSH_STANCE)
+        except ManipulationError as e:
+            if e.code != "UNREACHABLE":
+                raise
+            # from where the base stands: the pulls left it beside the free edge (a base unit's door
+            # pulled to 45 degrees shut the way to the push's spot, and from here the push took it to 90)
         self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else reached)
 
     def _push_over(self, door: DoorFrame, top: float, start: float, end: float, radius: float,
