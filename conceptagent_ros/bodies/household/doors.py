@@ -203,23 +203,22 @@ class HingedDoors:
         is low, else round its free edge from before the opening (the free edge now stands near
         the base, which backs off for it)."""
         if top <= self.body.shoulder()[2] - LOW_DOOR:
-            if reached < SEEN_DOOR_AJAR:
-                raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(reached):.0f} degrees open after "
-                                                     "the pull: no gap for the hand to come down into")
-            start = reached - PUSH_FROM_BEHIND  # coming down from above, the hand needs no room to get round
-            radius = PUSH_OVER_SHARE * door.width
-            clear = door.width + self.body.footprint_radius + 0.08
-            at = (clear * math.cos(PUSH_OVER_BEARING), clear * math.sin(PUSH_OVER_BEARING))
-            self._stand(door, target, skills, at, aim=door.at((start + OPEN_TO) / 2, radius))
-            try:
-                self._push_over(door, top, start, OPEN_TO, radius, skills)
-                return
-            except ManipulationError as e:
-                if e.code != "UNREACHABLE":
-                    raise
-            # no way in over it (a worktop over a base unit's door): pulled on by its handle again,
-            # as far as the arm follows each time (the first pull of a low handle turned the wrist
-            # out of reach 10-20 degrees on; one more, from the door as it stood then, took it to 45)
+            if reached >= SEEN_DOOR_AJAR:  # a gap for the hand to come down into
+                start = reached - PUSH_FROM_BEHIND  # coming down from above, the hand needs no room to get round
+                radius = PUSH_OVER_SHARE * door.width
+                clear = door.width + self.body.footprint_radius + 0.08
+                at = (clear * math.cos(PUSH_OVER_BEARING), clear * math.sin(PUSH_OVER_BEARING))
+                self._stand(door, target, skills, at, aim=door.at((start + OPEN_TO) / 2, radius))
+                try:
+                    self._push_over(door, top, start, OPEN_TO, radius, skills)
+                    return
+                except ManipulationError as e:
+                    if e.code != "UNREACHABLE":
+                        raise
+            # no gap to come down into, or no way in over it (a worktop over a base unit's door):
+            # pulled on by its handle again, as far as the arm follows each time (the first pull of
+            # a low handle turned the wrist out of reach 2-20 degrees on; one more, from the door
+            # as it stood then, took it to 45)
             for _ in range(REPULLS):
                 skills.phase(f"pulling {target}'s door on by its handle: the arm did not get over it", 0.6)
                 try:
@@ -231,6 +230,9 @@ class HingedDoors:
                     return
                 if gained < REPULL_GAIN:
                     break
+            if reached < SEEN_DOOR_AJAR:
+                raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(reached):.0f} degrees open after "
+                                                     "the pulls: no gap for the hand to push it on from")
             ajar = True
         start = (reached if ajar else max(reached, PULL_TO / 2)) - PUSH_FROM_BEHIND
         try:
