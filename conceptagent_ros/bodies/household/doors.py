@@ -201,7 +201,8 @@ class HingedDoors:
                  ajar: bool = False) -> None:
         """Push the door on to OPEN_TO from where it stands (`reached`): over its top edge where it
         is low, else round its free edge from before the opening (the free edge now stands near
-        the base, which backs off for it)."""
+        the base, which backs off for it). A low door the hand cannot get over, or that the pull
+        left with no gap to come down into, is pulled on by its handle again (REPULLS) first."""
         if top <= self.body.shoulder()[2] - LOW_DOOR:
             if reached >= SEEN_DOOR_AJAR:  # a gap for the hand to come down into
                 start = reached - PUSH_FROM_BEHIND  # coming down from above, the hand needs no room to get round
