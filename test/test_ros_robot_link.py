@@ -2,6 +2,8 @@
 after a skill, an observation is never older than the skill's end."""
 from __future__ import annotations
 
+import time
+
 import pytest
 from ros_helpers import Spinning, require_ros
 
@@ -77,6 +79,44 @@ def test_observation_after_a_skill_is_not_older_than_the_skill(lagging_robot):
         assert after.objects[0].flag("open")
     finally:
         link.destroy()
+
+
+def test_a_task_starts_from_a_graph_taken_after_it_began(ros_context):
+    """The last graph before a task (the world before a reset, the robot where the last task left it)
+    is not the world the task starts in: after begin_task the first observation is a graph stamped
+    after it, even when the older one is still the newest the link has."""
+    import threading
+
+    robot = Node("resetting_robot", context=ros_context)
+    pub = robot.create_publisher(SceneGraph, "scene_graph", 1)
+    owner = Node("task_owner", context=ros_context)
+    executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
+    executor.add_node(robot)
+    spinning = Spinning(executor)
+    link = RosRobot(owner, {}, RobotLinkConfig(graph_timeout=5.0))
+
+    def publish(is_open: bool) -> None:
+        graph = fridge_graph(robot, is_open)
+        graph.header.stamp = robot.get_clock().now().to_msg()
+        pub.publish(graph)
+
+    try:
+        publish(False)  # the world before the reset
+        deadline = time.monotonic() + 10.0
+        while link._latest is None and time.monotonic() < deadline:  # noqa: SLF001 - what the link holds
+            publish(False)
+            time.sleep(0.05)
+        assert not link.observe().objects[0].flag("open")
+        link.begin_task()  # reset meanwhile: the new world's graph comes 0.3 s later
+        later = threading.Timer(0.3, publish, args=(True,))
+        later.start()
+        assert link.observe().objects[0].flag("open"), "the task started from the graph of before it"
+        later.join()
+    finally:
+        link.destroy()
+        spinning.stop()
+        robot.destroy_node()
+        owner.destroy_node()
 
 
 def test_no_graph_at_all_is_a_clear_error(ros_context):

@@ -339,3 +339,97 @@ def test_the_belief_records_skills_and_measures_reach_as_configured():
     assert belief.memory.holding is None and belief.observation([table], at_the_end).robot.holding is None
     with pytest.raises(ValueError, match="reach_to"):
         RobotBelief(ROOMS, reach_to="middle")
+
+
+def test_a_graph_after_a_skill_or_a_reset_never_shows_a_pose_from_before_it(ros_context):
+    """The localiser's pose comes on its own topic, at its own rate: a graph published just after a
+    drive was recorded, with the pose from before the drive, would tell the planner it is still in
+    reach of what it drove away from. After a record the graph waits for a pose stamped after it;
+    after a reset, for a pose stamped after the first view (a pose of the last run may still come)."""
+    import time
+
+    from ros_helpers import require_ros
+
+    require_ros()
+    from geometry_msgs.msg import PoseStamped
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+    from std_srvs.srv import Trigger
+
+    from conceptagent_ros.msg import SceneGraph
+    from conceptagent_ros.msg import SceneObject as SceneObjectMsg
+    from conceptagent_ros.msg import SkillCall as SkillCallMsg
+    from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
+    from conceptagent_ros.srv import RecordSkillOutcome
+
+    node = SceneGraphNode(namespace="poses", context=ros_context)
+    test = Node("pose_test", namespace="poses", context=ros_context)
+    group = ReentrantCallbackGroup()
+    perceived_pub = test.create_publisher(SceneGraph, "perceived_graph", 1)
+    pose_pub = test.create_publisher(PoseStamped, "robot_pose", 10)
+    graphs: list = []
+    test.create_subscription(SceneGraph, "scene_graph", graphs.append, 10, callback_group=group)
+    recorder = test.create_client(RecordSkillOutcome, "record_skill_outcome", callback_group=group)
+    resetter = test.create_client(Trigger, "scene_graph/reset", callback_group=group)
+    executor = MultiThreadedExecutor(num_threads=4, context=ros_context)
+    for n in (node, test):
+        executor.add_node(n)
+    spinning = Spinning(executor)
+
+    def stamp_ns(msg) -> int:
+        return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+    def now_ns() -> int:
+        return test.get_clock().now().nanoseconds
+
+    def publish_pose(x: float) -> None:
+        pose = PoseStamped()
+        pose.header.stamp, pose.header.frame_id = test.get_clock().now().to_msg(), "map"
+        pose.pose.position.x, pose.pose.orientation.w = x, 1.0
+        pose_pub.publish(pose)
+
+    def publish_perceived() -> None:
+        msg = SceneGraph()
+        msg.header.frame_id, msg.vocabulary = "map", ["fridge"]
+        fridge = SceneObjectMsg(id="fridge_1", label="fridge", affordances=["receptacle", "openable"])
+        fridge.pose.position.x, fridge.pose.orientation.w = 3.0, 1.0
+        msg.objects = [fridge]
+        perceived_pub.publish(msg)
+
+    def graphs_after(t: int) -> list:
+        return [g for g in list(graphs) if stamp_ns(g) >= t]
+
+    try:
+        wait_until(lambda: any(abs(g.robot.pose.position.x - 0.5) < 1e-9 for g in graphs)
+                   or (publish_pose(0.5) or publish_perceived() or False), 10.0, "a scene graph with the first pose")
+
+        # A drive recorded; its pose comes 0.4 s later. No graph in between shows the old one.
+        assert recorder.wait_for_service(timeout_sec=5.0)
+        recorded_at = now_ns()
+        answer = wait_future(recorder.call_async(RecordSkillOutcome.Request(
+            call=SkillCallMsg(skill="navigate_to", args=["fridge_1"]), success=True)))
+        assert answer.recorded, answer.message
+        time.sleep(0.4)
+        assert graphs_after(recorded_at) == [], "a graph after the drive carried the pose from before it"
+        publish_pose(2.5)
+        wait_until(lambda: graphs_after(recorded_at), 2.0, "the graph held for the new pose")
+        assert all(abs(g.robot.pose.position.x - 2.5) < 1e-9 for g in graphs_after(recorded_at))
+
+        # A new run: reset; the last run's pose still comes after it, then the robot's first view
+        # and its new pose. No graph shows the last run's pose with this run's view.
+        assert resetter.wait_for_service(timeout_sec=5.0)
+        assert wait_future(resetter.call_async(Trigger.Request())).success
+        reset_at = now_ns()
+        publish_pose(2.5)
+        time.sleep(0.2)
+        publish_perceived()
+        time.sleep(0.4)
+        assert graphs_after(reset_at) == [], "a graph of the new run carried the last run's pose"
+        publish_pose(0.7)
+        wait_until(lambda: graphs_after(reset_at), 2.0, "the new run's first graph")
+        assert all(abs(g.robot.pose.position.x - 0.7) < 1e-9 for g in graphs_after(reset_at))
+    finally:
+        spinning.stop()
+        test.destroy_node()
+        node.destroy_node()

@@ -367,9 +367,10 @@ class ManipulationNode(Node):
             if call.skill == "pick" and plan is not None:
                 self.markers_pub.publish(grasp_markers(plan.candidates, self.skills.last_grasp,
                                                        self.get_clock().now().to_msg(), self.frame))
-            self._publish_body()
             if self.camera is not None:  # the scene graph node hears what the skill did before the planner
                 self.camera.record(goal_handle.request.call, outcome.success)
+            # after the record: the scene graph node holds its graph for a pose stamped after it
+            self._publish_body()
         finally:
             ended.set()
             self._lock.release()

@@ -168,6 +168,7 @@ class PlannerNode(Node):
     def _run(self, task: RunningTask, request: TaskRequest,
              on_step: Callable[[StepReport], None] | None = None) -> TaskOutcome:
         """Observe, prepare (all input checks), then run the loop. Raises ConceptAgentError on bad input."""
+        self.robot.begin_task()  # the world as it is now, not as the last graph before the task showed it
         snapshot = self.robot.snapshot()
         seen = {o.id: o.category for o in snapshot.observation.objects}
         task_map = TaskMap(snapshot.rooms, snapshot.vocabulary | frozenset(seen.values()), seen,

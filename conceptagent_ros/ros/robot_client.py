@@ -8,8 +8,10 @@ callbacks, and rclpy's single-threaded executor answers them with the least late
 
 Freshness: a skill's result carries `finished`, the time it ended on the robot's clock. After a
 skill, observe() takes the first scene graph stamped at or after it (topic mode), so a frame taken
-before the gripper closed never passes for the world after the grasp. Service mode asks the graph
-service instead (one more round trip per step).
+before the gripper closed never passes for the world after the grasp. A task's first observation
+is likewise stamped at or after the task began (begin_task): a graph published before it -- of the
+world before a reset, or of where the robot stood at the end of the last task -- is not the world
+the task starts in. Service mode asks the graph service instead (one more round trip per step).
 
 Every wait is bounded and every failure comes back as a SkillOutcome the planner can reason about:
 a server that is not running, a goal it rejects, a result that does not come in time, a server
@@ -134,6 +136,10 @@ class RosRobot:
 
     def observe(self) -> Observation:
         return self.snapshot().observation
+
+    def begin_task(self) -> None:
+        """A task starts now: the next observation is a scene graph stamped no earlier (topic mode)."""
+        self._fresh_from_ns = max(self._fresh_from_ns, self.node.get_clock().now().nanoseconds)
 
     # -- skills ------------------------------------------------------------------------------------
     def execute(self, call: SkillCall) -> SkillOutcome:

@@ -297,6 +297,7 @@ class RobotStandInNode(Node):
         if self.camera is not None:
             await self.camera.look()  # what the skill changed, seen before the result goes out
             await self._tell_the_scene_graph(goal_handle.request.call, outcome.success)
+            self.publish_state()  # the pose the scene graph node holds its next graph for (stamped after the record)
         result = outcome_to_result(outcome)
         result.finished = self.get_clock().now().to_msg()
         # The world after the skill goes out before the result, stamped after `finished`.

@@ -15,7 +15,9 @@ Publishes:   scene_graph (conceptagent_ros/SceneGraph)       at publish_rate and
 Services:    get_scene_graph (conceptagent_ros/GetSceneGraph)
              record_skill_outcome (conceptagent_ros/RecordSkillOutcome): robot_skills calls it as each
              skill ends and before answering the planner, so every scene_graph stamped after a skill's
-             `finished` already knows what it did
+             `finished` already knows what it did -- and where the robot stands after it: a graph after
+             a recorded skill (or a reset) waits, up to pose_wait, for a pose stamped after the record
+             (after a reset, for as long as it takes; an unstamped pose is taken as current)
              scene_graph/reset (std_srvs/Trigger): forget what the skills did (a new run)
 Parameters:  map (string, ""): a scene YAML or built-in scene whose rooms are the map (objects in it are
              ignored); "" -- no rooms; reach (double, 1.0 m); reach_to (string, centre): what reach is
@@ -23,11 +25,12 @@ Parameters:  map (string, ""): a scene YAML or built-in scene whose rooms are th
              measures) or edge (the nearest point of its footprint, as an arm reaching for some of it
              does: the physical body's); pose_source (topic | tf);
              pose_topic (robot_pose); pose_type (PoseStamped | Odometry); world_frame (map);
-             base_frame (base_link); publish_rate (double, 10 Hz)
+             base_frame (base_link); publish_rate (double, 10 Hz); pose_wait (double, 1.0 s)
 """
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped
@@ -57,6 +60,11 @@ from conceptagent_ros.skills.contract import SkillCall
 from conceptagent_ros.srv import GetSceneGraph, RecordSkillOutcome
 
 RECORD_PUBLISH_DELAY_S = 0.03
+HOLD_WARNING_S = 3.0  # a graph held this long after a reset for want of a pose is worth a warning
+
+
+def _stamp_ns(stamp: Any) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
 class SceneGraphNode(Node):
@@ -76,6 +84,8 @@ class SceneGraphNode(Node):
         self.declare_parameter("base_frame", "base_link", d(description="robot base frame (pose_source tf)"))
         self.declare_parameter("publish_rate", 10.0, d(description="scene_graph rate, Hz",
                                                       floating_point_range=[FloatingPointRange(from_value=0.1, to_value=100.0)]))
+        self.declare_parameter("pose_wait", 1.0, d(description="seconds a graph after a skill waits for a pose taken after it",
+                                                   floating_point_range=[FloatingPointRange(from_value=0.0, to_value=10.0)]))
         reach_to = self.get_parameter("reach_to").value
         if reach_to not in REACH_TO:
             raise ConceptAgentError(f"reach_to must be centre or edge, not {reach_to!r}")
@@ -84,6 +94,12 @@ class SceneGraphNode(Node):
         self.perceived: SceneGraph | None = None
         self.position: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self.yaw = 0.0
+        self.pose_stamp_ns = 0  # of the pose last taken; 0: unstamped
+        # After a recorded skill or a reset, no graph goes out with a pose from before it (the robot
+        # may have moved): (clock ns a pose must not predate, monotonic s since, how long to wait at
+        # most -- None: until one comes) until one arrives
+        self._pose_due: tuple[int, float, float | None] | None = None
+        self._reset_pending = False  # reset, and nothing perceived since
         self._lock = threading.Lock()
         group = ReentrantCallbackGroup()
         reliable = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
@@ -124,15 +140,20 @@ class SceneGraphNode(Node):
         if kind == "Odometry":
             from nav_msgs.msg import Odometry
 
-            self.create_subscription(Odometry, topic, lambda m: self._on_pose(m.pose.pose), 10, callback_group=group)
+            self.create_subscription(Odometry, topic, lambda m: self._on_pose(m.pose.pose, m.header.stamp), 10,
+                                     callback_group=group)
         elif kind == "PoseStamped":
-            self.create_subscription(PoseStamped, topic, lambda m: self._on_pose(m.pose), 10, callback_group=group)
+            self.create_subscription(PoseStamped, topic, lambda m: self._on_pose(m.pose, m.header.stamp), 10,
+                                     callback_group=group)
         else:
             raise ConceptAgentError(f"pose_type must be PoseStamped or Odometry, not {kind!r}")
 
-    def _on_pose(self, pose: Any) -> None:
+    def _on_pose(self, pose: Any, stamp: Any) -> None:
         with self._lock:
-            self.position, self.yaw = pose_position(pose), pose_yaw(pose)
+            self.position, self.yaw, self.pose_stamp_ns = pose_position(pose), pose_yaw(pose), _stamp_ns(stamp)
+            waited_for = self._pose_due is not None and self._pose_is_current()
+        if waited_for:  # the graph held back for this pose goes out now, not at the next tick
+            self.publish_graph()
 
     def _pose_from_tf(self) -> None:
         if self._tf is None:
@@ -150,9 +171,27 @@ class SceneGraphNode(Node):
 
         with self._lock:
             self.position, self.yaw = (tr.x, tr.y, tr.z), quaternion_to_yaw(q.x, q.y, q.z, q.w)
+            self.pose_stamp_ns = _stamp_ns(t.header.stamp)
+
+    def _pose_is_current(self) -> bool:
+        """No pose is awaited, or the last one was taken after what it was awaited for (called locked)."""
+        if self._pose_due is None or self.pose_stamp_ns == 0 or self.pose_stamp_ns >= self._pose_due[0]:
+            self._pose_due = None
+            return True
+        return False
+
+    def _await_pose(self, at_most: float | None) -> None:
+        """Graphs from now on wait for a pose taken from now on, for `at_most` seconds (None: until
+        one comes) (called locked)."""
+        self._pose_due = (self.get_clock().now().nanoseconds, time.monotonic(), at_most)
 
     def _on_perceived(self, msg: SceneGraph) -> None:
         with self._lock:
+            if self._reset_pending:
+                # The first view after a reset: a pose from before it may still be of the last run (a
+                # stand-in reset after this node moves its robot then), one after it is of this run
+                self._reset_pending = False
+                self._await_pose(None)
             self.perceived = msg
 
     # -- the graph ---------------------------------------------------------------------------------------
@@ -192,6 +231,21 @@ class SceneGraphNode(Node):
         # the planner "nothing here" before the robot has looked
         if self.perceived is None:
             return
+        self._pose_from_tf()
+        with self._lock:
+            if not self._pose_is_current():
+                assert self._pose_due is not None
+                _, since, at_most = self._pose_due
+                if at_most is None:  # a new run: the last run's pose says nothing of where the robot is
+                    if time.monotonic() - since > HOLD_WARNING_S:
+                        self.get_logger().warning("holding the scene graph: no robot pose since the reset",
+                                                  throttle_duration_sec=5.0)
+                    return
+                if time.monotonic() - since < at_most:
+                    return  # the planner waits for a graph after the skill; this one's pose may predate it
+                self._pose_due = None
+                self.get_logger().warning("no robot pose taken after the last skill within pose_wait: the scene "
+                                          "graph shows the pose last received", throttle_duration_sec=10.0)
         self.graph_pub.publish(self.graph_msg())
 
     def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
@@ -210,6 +264,7 @@ class SceneGraphNode(Node):
         try:
             with self._lock:
                 forget = self.belief.record(call, self._perceived_objects(), self.position, self._vocabulary())
+                self._await_pose(self.get_parameter("pose_wait").value)
         except ConceptAgentError as e:
             response.recorded, response.message = False, f"{call}: {e}"
             return response
@@ -240,6 +295,7 @@ class SceneGraphNode(Node):
         with self._lock:
             self.belief.clear(rooms)
             self.perceived = None
+            self._reset_pending, self._pose_due = True, None  # the robot may stand elsewhere now
         response.success, response.message = True, f"skill memory cleared; {len(rooms)} rooms"
         return response
 

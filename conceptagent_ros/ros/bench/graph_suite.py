@@ -195,7 +195,6 @@ def _run_one(graph: RosGraph, operator: _Operator, task: Task, config: GraphSuit
         operator.call(operator.robot_reset, f"resetting the stand-in to {task.scene}")
         if camera:
             _wait_for_the_first_look(robot, LOOK_TIMEOUT_S)
-        time.sleep(0.5)  # a scene graph of the new world reaches the planner (published at 5 Hz)
         reply = send_task(operator.node, task.instruction, goal=task.goal, planner=config.planner,
                           max_steps=task.max_steps or config.max_steps, timeout=config.timeout)
     except (ConceptAgentError, TaskClientError) as e:
