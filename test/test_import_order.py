@@ -109,3 +109,37 @@ def test_the_checker_sees_lazy_and_type_checking_imports(tmp_path):
             test_every_import_points_down_the_stated_order()
     finally:
         probe.unlink()
+
+
+MODULE_LINES, CLASS_LINES = 600, 400  # issue 39's bars: no module, no class past them
+
+
+def oversized(root: Path) -> list[str]:
+    """Every module under `root` (rosidl's output left out) longer than MODULE_LINES, and every
+    class longer than CLASS_LINES, with its length."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if GENERATED & set(path.relative_to(root).parts):
+            continue
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines > MODULE_LINES:
+            found.append(f"{path.relative_to(root)}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                length = node.end_lineno - node.lineno + 1
+                if length > CLASS_LINES:
+                    found.append(f"{path.relative_to(root)}: class {node.name}, {length} lines")
+    return found
+
+
+def test_no_module_or_class_grows_past_its_bar():
+    assert not oversized(PACKAGE), "split by role (docs/architecture.md):\n" + "\n".join(oversized(PACKAGE))
+
+
+def test_the_size_check_sees_a_long_class_and_a_long_module(tmp_path):
+    (tmp_path / "long.py").write_text("class Big:\n" + "    x = 1\n" * CLASS_LINES + "\n" * MODULE_LINES, encoding="utf-8")
+    (tmp_path / "msg").mkdir()
+    (tmp_path / "msg" / "_generated.py").write_text("x = 1\n" * (MODULE_LINES + 1), encoding="utf-8")
+    assert oversized(tmp_path) == [f"long.py: {CLASS_LINES + 1 + MODULE_LINES} lines",
+                                   f"long.py: class Big, {CLASS_LINES + 1} lines"]

@@ -45,6 +45,7 @@ from typing import TextIO
 
 import numpy as np
 
+from conceptagent_ros.bodies.household.door_body import HouseholdDoorBody
 from conceptagent_ros.bodies.household.doors import HingedDoors
 from conceptagent_ros.bodies.household.grip import Grip
 from conceptagent_ros.bodies.household.item_clouds import to_frame
@@ -100,7 +101,6 @@ class HouseholdBody(SkilledBody):
 
     # what it does: every skill of the library (those without a physical model by their effects)
     SKILLS = tuple(s.name for s in load_skill_library() if s.name != "done")
-    footprint_radius = FOOTPRINT_RADIUS  # what bodies/household/doors.py needs of the body
 
     def __init__(self, scene: Scene, seed: int = 0, gui: bool = False, log: TextIO | None = None,
                  home: House | None = None, look_first: bool = True, sensing: Sensing | str = DEFAULT_SENSING):
@@ -137,9 +137,12 @@ class HouseholdBody(SkilledBody):
         self.stance = Stance(self.base, self.arm, scene, self.home, self.kinds, self.sight, self.grip,
                              shoulder=self.shoulder, moved=self._base_moved, reach=self.spec_at_origin.arm.reach,
                              seed=seed)
+        # what swinging a door needs of the body (bodies/household/doors.py), not the body itself
+        self.for_doors = HouseholdDoorBody(self.arm, self.base, self.sight, self.stance, self.grip, self.kinds,
+                                           self.shoulder)
         self.skills = ArmSkills(self, self._spec_here(), drawers=self._drawers, floor_z=0.0,
                                 near_hand=lambda receptacle: self.kinds.get(receptacle) != "item", mobile=True,
-                                pick_config=PickConfig(unseen_after_lift_is_held=True), doors=HingedDoors(self),
+                                pick_config=PickConfig(unseen_after_lift_is_held=True), doors=HingedDoors(self.for_doors),
                                 drawer_pull=CHEST_DRAWER_PULL)
         self.flags: dict[str, dict[str, bool]] = {oid: dict(o.state) for oid, o in scene.objects.items()}
         self.searched: set[str] = set()
@@ -281,29 +284,6 @@ class HouseholdBody(SkilledBody):
         self.arm.stop()
 
 
-    # -- what bodies/household/doors.py needs of the body (DoorBody) ----------------------------------------
-    def door_points(self, target: str, tuck: bool = True) -> np.ndarray:
-        """The points the camera sees of a container's door, with the head at each of LOOK_TILTS;
-        with `tuck`, the arm tucked out of the view first."""
-        if tuck:
-            self.stance.tuck()
-        return self.sight.door_points(target, self.grip.door_link(target))
-
-    def closed_door_normal(self, target: str) -> np.ndarray:
-        return self.stance.closed_door_normal(target)
-
-    def free_for_base(self, x: float, y: float) -> bool:
-        return self.stance.free_for_base(x, y)
-
-    def drive_to(self, x: float, y: float, yaw: float) -> bool:
-        return self.stance.drive_to(x, y, yaw)
-
-    def grip_door(self, target: str) -> bool:
-        return self.grip.grip_door(target)
-
-    def let_go_of_door(self) -> None:
-        self.grip.let_go_of_door()
-
     def grip_handle(self, target: str) -> bool:
         """A drawer's handle held as a door's is (ArmSkills.move_drawer)."""
         return self.grip.grip_door(target)
@@ -311,15 +291,9 @@ class HouseholdBody(SkilledBody):
     def let_go_of_handle(self) -> None:
         self.grip.let_go_of_door()
 
-    def hand_position(self) -> np.ndarray:
-        return np.asarray(self.arm.hand_pose()[0], dtype=float)
-
     def base_pose(self) -> Pose2D:
         """Where the robot believes its base stands (localization's estimate, with it on)."""
         return self.base.believed
-
-    def door_ids(self) -> Collection[str]:
-        return {oid for oid, kind in self.kinds.items() if kind == "door"}
 
     # -- what the planner is told ------------------------------------------------------------------
     def _robot_state(self) -> RobotState:
@@ -409,7 +383,7 @@ class HouseholdBody(SkilledBody):
         if self.held is not None and call.skill == "pick":
             return "the hand holds something"
         target = call.args[1] if call.skill == "place" else call.args[0]
-        if self.kinds.get(target) in ("door", "drawer") or self._worked_in(call) in self.door_ids():
+        if self.kinds.get(target) in ("door", "drawer") or self._worked_in(call) in self.for_doors.door_ids():
             return f"{target} is worked from before a front"
         return self.stance.another_stance(target)
 

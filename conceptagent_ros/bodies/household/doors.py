@@ -68,6 +68,9 @@ ROUND_EDGE = 0.12  # metres past the door's free edge the hand goes round it
 REPULLS = 3  # pulls more by the handle of a low door the hand cannot get over
 REPULL_GAIN = math.radians(3.0)  # a pull that turned the door less than this is the last
 ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a push
+# metres before the middle of a closed front the base stands to see the whole door where navigate_to
+# left it beside the piece or facing past it (its edge then clear of a fridge door's swing)
+SEE_STANDOFF = 1.0
 
 
 class DoorBody(Protocol):
@@ -87,6 +90,8 @@ class DoorBody(Protocol):
     def door_points(self, target: str, tuck: bool = True) -> np.ndarray: ...
 
     def closed_door_normal(self, target: str) -> np.ndarray: ...
+
+    def stand_before(self, target: str, standoff: float) -> bool: ...
 
     def free_for_base(self, x: float, y: float) -> bool: ...
 
@@ -123,7 +128,7 @@ class HingedDoors:
             raise SkillRefused(f"closing {target}'s hinged door is not built for this arm yet (it opens it)")
         body = self.body
         skills.phase(f"looking at {target}'s door", 0.05)
-        points = body.door_points(target)
+        points = self._see(target, skills)
         closed = body.closed_door_normal(target)
         before = door_opening(points, closed)
         if before >= SEEN_DOOR_OPEN:
@@ -140,6 +145,20 @@ class HingedDoors:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
                                                  f"open (it stood {math.degrees(before):.0f} degrees open before)")
         return f"opened: its door stands {math.degrees(after):.0f} degrees open (measured from the door as seen)"
+
+    def _see(self, target: str, skills: ArmSkills) -> np.ndarray:
+        """The door as seen from where the base stands; where it is not seen there (navigate_to left
+        the base beside the piece, where its front is seen edge-on, or the turn to it stopped short),
+        from SEE_STANDOFF before the middle of its front (the map's), facing it."""
+        try:
+            return self.body.door_points(target)
+        except ManipulationError as e:
+            if e.code != "NOT_SEEN":
+                raise
+            skills.phase(f"{target}'s door is not seen from here: standing before it", 0.07)
+            if not self.body.stand_before(target, SEE_STANDOFF):
+                raise ManipulationError("NOT_SEEN", f"{e.detail}, and no free path leads before its front") from e
+            return self.body.door_points(target)
 
     # -- opening ---------------------------------------------------------------------------------
     def _open(self, target: str, points: np.ndarray, skills: ArmSkills) -> None:

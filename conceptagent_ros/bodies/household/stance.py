@@ -285,15 +285,21 @@ class Stance:
         middle of its front (the map's), facing it: from where navigate_to stands (as far out as a
         door is opened from) the arm pointing down does not reach 13 cm in past a fridge's front.
         Where no path leads there, the base stays."""
-        if target not in self.scene.objects or self.front_side(target) is None:
-            return
+        if target in self.scene.objects and self.front_side(target) is not None:
+            self.stand_before(target, INSIDE_STANDOFF)
+
+    def stand_before(self, target: str, standoff: float) -> bool:
+        """Stand `standoff` out before the middle of a door's or a drawer's front (the map's), facing
+        it; False where no path leads there."""
         box, normal = self.home.boxes[target], self.closed_door_normal(target)
         depth = abs(float(normal[0])) * box.size[0] + abs(float(normal[1])) * box.size[1]
-        goal = np.asarray(box.center[:2]) + normal[:2] * (depth / 2 + INSIDE_STANDOFF)
+        goal = np.asarray(box.center[:2]) + normal[:2] * (depth / 2 + standoff)
+        yaw = math.atan2(-normal[1], -normal[0])
         pose = self.base.believed
         if math.dist((pose.x, pose.y), goal) < 0.05:
-            return
-        self.drive_to(float(goal[0]), float(goal[1]), math.atan2(-normal[1], -normal[0]))
+            self.face(target)
+            return True
+        return self.drive_to(float(goal[0]), float(goal[1]), yaw)
 
     def front_side(self, target: str) -> float | None:
         """The heading a door or drawer opens toward (the map's: the world was built with it), so
