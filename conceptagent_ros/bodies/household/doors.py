@@ -140,7 +140,7 @@ class HingedDoors:
         body.rest()
         body.settle()
         skills.phase(f"measuring how far {target}'s door stands open", 0.95)
-        after = door_opening(body.door_points(target), closed)
+        after = door_opening(self._see(target, skills), closed)
         if after < SEEN_DOOR_OPEN:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
                                                  f"open (it stood {math.degrees(before):.0f} degrees open before)")

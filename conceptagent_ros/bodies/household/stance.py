@@ -39,6 +39,7 @@ FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the headin
 # the tucked hand's turns about its axis tried for carrying (carry_within_footprint), the tuck's own first
 CARRY_ROLLS = (0.0, math.pi / 2, -math.pi / 2)
 TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
+ARRIVED_WITHIN = 0.15  # metres from a drive's goal a base stopped by its last turn counts as there
 CLEARANCE_MARGIN = 0.05  # metres the base's paths keep clear of everything, beyond its radius
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
 # another stance (after a skill could not reach or grasp from the first) is at least this far round
@@ -321,13 +322,25 @@ class Stance:
         return bool(self.costmap.free(row, col))
 
     def drive_to(self, x: float, y: float, yaw: float) -> bool:
-        """Tuck, lower the torso and drive to (x, y), turning to `yaw`; False where no path leads there."""
+        """Tuck, lower the torso and drive to (x, y), turning to `yaw`; False where no path leads there,
+        or where the base, there, cannot turn to `yaw` either way round."""
         pose = self.base.believed
         try:
             path = plan_path(self.costmap, (pose.x, pose.y), (x, y), goal_tolerance=0.1)
         except NavigationError:
             return False
-        return self.drive(path, yaw).reached
+        result = self.drive(path, yaw)
+        if result.reached:
+            return True
+        # The drive's last turn goes the shorter way and stops where it would strike something (a door
+        # standing half open beside the spot): the base arrived facing the way it drove, and turns
+        # the other way round instead
+        there = self.base.believed
+        if result.code != "BLOCKED" or math.dist((there.x, there.y), (x, y)) > ARRIVED_WITHIN:
+            return False
+        struck = self.turn_to(yaw)
+        self.moved()
+        return not struck
 
     def drive(self, path: PlannedPath, yaw: float) -> DriveResult:
         """Follow a planned path, arm tucked, torso down (the camera's view of the floor, a low centre
