@@ -35,7 +35,7 @@ from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.msg import SceneGraph
 from conceptagent_ros.ros.action_client import ActionClient
 from conceptagent_ros.ros.client_node import ClientNode
-from conceptagent_ros.ros.conversions.scene import GraphSnapshot, graph_from_msg
+from conceptagent_ros.ros.conversions.scene import GraphSnapshot, graph_from_msg, stamp_ns
 from conceptagent_ros.ros.conversions.skills import call_to_msg, outcome_from_result
 from conceptagent_ros.ros.futures import wait_done
 from conceptagent_ros.scene.model import RobotState
@@ -126,7 +126,7 @@ class RosRobot:
     def _graph_from_topic(self) -> SceneGraph:
         deadline = time.monotonic() + self.config.graph_timeout
         with self._graph_arrived:
-            while self._latest is None or _stamp_ns(self._latest.header.stamp) < self._fresh_from_ns:
+            while self._latest is None or stamp_ns(self._latest.header.stamp) < self._fresh_from_ns:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise RobotLinkError(f"no scene graph on {self.config.graph_topic} newer than the last skill "
@@ -183,7 +183,7 @@ class RosRobot:
         ended = client.get_result_reliably(handle, timeout=self.config.skill_timeout, cancel=self.cancel)
         if ended.response is not None:
             result = ended.response.result
-            self._fresh_from_ns = max(self._fresh_from_ns, _stamp_ns(result.finished))
+            self._fresh_from_ns = max(self._fresh_from_ns, stamp_ns(result.finished))
             return outcome_from_result(call, result)
         if ended.why == "lost":
             return SkillOutcome(call, False, f"{call}: the skill server {endpoint.action} no longer knows the goal "
@@ -204,6 +204,3 @@ class RosRobot:
             client.destroy()
         self.node.destroy_node()
 
-
-def _stamp_ns(stamp: Any) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)

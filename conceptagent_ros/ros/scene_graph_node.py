@@ -50,6 +50,7 @@ from conceptagent_ros.ros.conversions.scene import (
     pose_yaw,
     resolve_alias,
     scene_object_from_msg,
+    stamp_ns,
 )
 from conceptagent_ros.ros.conversions.skills import call_from_msg
 from conceptagent_ros.ros.spin import run_node
@@ -62,9 +63,6 @@ from conceptagent_ros.srv import GetSceneGraph, RecordSkillOutcome
 RECORD_PUBLISH_DELAY_S = 0.03
 HOLD_WARNING_S = 3.0  # a graph held this long after a reset for want of a pose is worth a warning
 
-
-def _stamp_ns(stamp: Any) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
 class SceneGraphNode(Node):
@@ -150,7 +148,7 @@ class SceneGraphNode(Node):
 
     def _on_pose(self, pose: Any, stamp: Any) -> None:
         with self._lock:
-            self.position, self.yaw, self.pose_stamp_ns = pose_position(pose), pose_yaw(pose), _stamp_ns(stamp)
+            self.position, self.yaw, self.pose_stamp_ns = pose_position(pose), pose_yaw(pose), stamp_ns(stamp)
             waited_for = self._pose_due is not None and self._pose_is_current()
         if waited_for:  # the graph held back for this pose goes out now, not at the next tick
             self.publish_graph()
@@ -171,7 +169,7 @@ class SceneGraphNode(Node):
 
         with self._lock:
             self.position, self.yaw = (tr.x, tr.y, tr.z), quaternion_to_yaw(q.x, q.y, q.z, q.w)
-            self.pose_stamp_ns = _stamp_ns(t.header.stamp)
+            self.pose_stamp_ns = stamp_ns(t.header.stamp)
 
     def _pose_is_current(self) -> bool:
         """No pose is awaited, or the last one was taken after what it was awaited for (called locked)."""
@@ -217,7 +215,7 @@ class SceneGraphNode(Node):
         return self.belief.observation(self._perceived_objects(), self.position)
 
     def graph_msg(self) -> SceneGraph:
-        self._pose_from_tf()
+        """The graph now, with the pose last taken (publish_graph and _get_graph look TF up first)."""
         with self._lock:
             observation = self._observation()
             msg = graph_to_msg(observation, self.rooms, self._vocabulary(), self.get_clock().now().to_msg(),
@@ -249,6 +247,7 @@ class SceneGraphNode(Node):
         self.graph_pub.publish(self.graph_msg())
 
     def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
+        self._pose_from_tf()
         response.graph = self.graph_msg()
         return response
 

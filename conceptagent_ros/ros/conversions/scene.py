@@ -126,6 +126,11 @@ def graph_to_msg(
     return msg
 
 
+def stamp_ns(stamp: Time) -> int:
+    """A builtin_interfaces/Time as integer nanoseconds (what freshness is compared in)."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
 def graph_from_msg(msg: SceneGraphMsg) -> GraphSnapshot:
     observation = Observation(
         robot=robot_from_msg(msg.robot),
@@ -133,9 +138,8 @@ def graph_from_msg(msg: SceneGraphMsg) -> GraphSnapshot:
         receptacles_seen_inside=tuple(msg.receptacles_seen_inside),
         searched=tuple(msg.searched),
     )
-    stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
     return GraphSnapshot(observation, {r.id: room_from_msg(r) for r in msg.rooms}, frozenset(msg.vocabulary),
-                         stamp_ns, msg.header.frame_id)
+                         stamp_ns(msg.header.stamp), msg.header.frame_id)
 
 
 def aliases_to_msg(aliases: Mapping[str, str]) -> list[ObjectAlias]:
