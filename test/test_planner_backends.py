@@ -250,3 +250,41 @@ def test_a_plan_that_starts_by_going_where_the_robot_is_goes_to_the_thing_instea
     pick = [C("navigate_to(countertop_2)"), C("pick(kettle_1)")]
     assert str(_to_the_thing(pick, at_counter)[0]) == "navigate_to(kettle_1)"
     assert _to_the_thing(plan, {("near", "sofa_1")}) == plan
+
+
+def test_the_offline_planner_gives_up_a_place_whose_door_will_not_open_and_searches_on() -> None:
+    """A robot that cannot open the cabinet it went to search (a door out of reach, however often
+    it pulls) leaves that cabinet after a few physical failures and looks elsewhere, rather than
+    retrying it until the agent ends the episode. Here the cabinet the planner searches first
+    (where a wine bottle is likeliest) never opens; the bottle is in another, and the task still
+    succeeds."""
+    from conceptagent_ros.planning.oracles.offline import GIVE_UP_AFTER, OfflineBackend
+    from conceptagent_ros.planning.proposal import StepRecord
+
+    s = setup("family_house")
+    bottle, elsewhere = s.world.scene.objects["wine_bottle_1"], s.world.scene.objects["cabinet_2"]
+    bottle.parent, bottle.position, bottle.room = elsewhere.id, elsewhere.position, elsewhere.room
+    goal = "(in wine_bottle_1 fridge_1)"
+    backend = OfflineBackend(s.world.domain, s.world.skills)
+    stuck: str | None = None  # the first cabinet the planner tries to open
+    opens_of_stuck = 0
+    history: tuple = ()
+    for step in range(1, 41):
+        proposal = backend.propose(s.context("put the wine bottle in the fridge", goal, history, step))
+        call = proposal.call
+        assert call is not None, proposal.raw
+        if call.skill == "done":
+            break
+        if call.skill == "open" and s.world.scene.objects[call.args[0]].category == "cabinet" and stuck in (None, call.args[0]):
+            stuck = call.args[0]
+            opens_of_stuck += 1
+            record = StepRecord(step, call, True, False, f"{call} failed: UNREACHABLE", "physical")
+        else:
+            outcome = s.world.execute(call)
+            record = StepRecord(step, call, True, outcome.success, outcome.message,
+                                None if outcome.success else "physical")
+        s.graph.integrate(s.world.observe(), step)
+        history += (record,)
+    assert stuck == "cabinet_3", stuck
+    assert opens_of_stuck == GIVE_UP_AFTER
+    assert s.world.scene.objects["wine_bottle_1"].parent == "fridge_1", [str(r.call) for r in history]

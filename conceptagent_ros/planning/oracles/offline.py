@@ -17,12 +17,16 @@ import yaml
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.paths import config_dir
 from conceptagent_ros.planning.pddl.domain import PDDLDomain
-from conceptagent_ros.planning.proposal import DecisionContext, Proposal, TokenUsage
+from conceptagent_ros.planning.proposal import DecisionContext, Proposal, StepRecord, TokenUsage
 from conceptagent_ros.planning.symbolic_planner import SymbolicPlanner, robot_location
 from conceptagent_ros.planning.verifier import PreconditionVerifier
 from conceptagent_ros.scene.graph import ROOM_TYPE, SceneGraph
 from conceptagent_ros.scene.model import distance
 from conceptagent_ros.skills.contract import SkillCall, SkillLibrary
+
+# Physical failures of one step of a search plan after which the place is left unsearched (the
+# agent refuses a call's fourth try in any case: AgentConfig.max_call_failures)
+GIVE_UP_AFTER = 3
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +71,8 @@ class OfflineBackend:
         self._known: frozenset[str] = frozenset()
         self._given_up: set[str] = set()
         self._avoided: set[str] = set()  # receptacles a place failed on physically, that the goal does not name
+        self._exploring: str | None = None  # the place the plan being followed searches
+        self._failed: dict[SkillCall, int] = {}  # physical failures of each call of a search plan
 
     # -- proposing --------------------------------------------------------------------------------
     def propose(self, context: DecisionContext) -> Proposal:
@@ -77,7 +83,9 @@ class OfflineBackend:
         if goal.holds(state):
             return Proposal(SkillCall("done"), raw="the goal holds in the observed state")
         last = context.history[-1] if context.history else None
-        if last is not None and self._plan and last.call == self._plan[0]:
+        if last is not None and not last.success and last.call is not None and self._gave_up_exploring(last):
+            self._plan = []
+        elif last is not None and self._plan and last.call == self._plan[0]:
             if last.success:
                 self._plan.pop(0)
             elif last.failure != "physical":  # a physical failure is retried; anything else replans
@@ -100,6 +108,22 @@ class OfflineBackend:
             return Proposal(SkillCall("done"), raw=f"giving up: {note}")
         return Proposal(self._plan[0], raw=f"{self._purpose}: {' -> '.join(map(str, self._plan))}", thought=note)
 
+    def _gave_up_exploring(self, last: StepRecord) -> bool:
+        """A place the robot cannot search (a door it cannot open, however often it tries) is given
+        up after GIVE_UP_AFTER physical failures of the same step, or when the agent refuses the step
+        for failing too often: looking elsewhere beats spending the episode on one door. A step
+        towards the goal itself is not given up here: it is retried as the agent allows."""
+        if self._exploring is None or self._purpose == "goal" or last.call not in self._plan[:1]:
+            return False
+        assert last.call is not None
+        if last.failure == "physical":
+            self._failed[last.call] = self._failed.get(last.call, 0) + 1
+        if last.failure == "repeated" or self._failed.get(last.call, 0) >= GIVE_UP_AFTER:
+            self._given_up.add(self._exploring)
+            self._exploring = None
+            return True
+        return False
+
     def _replan(self, context: DecisionContext) -> str:
         goal, state, graph = context.goal, context.state, _scene_graph(context)
         assert goal is not None
@@ -121,11 +145,13 @@ class OfflineBackend:
                 result = self.planner.plan(state, goal.text, graph.robot.room, keep)
             if result.plan:
                 self._plan, self._purpose = _to_the_thing(list(result.plan), state.atoms), "goal"
+                self._exploring = None
                 return f"planned {len(result.plan)} steps to the goal"
         sought = {guess_category(o) for o in unknown} | goal_types
         if not sought:  # everything named is known, yet no plan: a tool must be missing
             sought = needed_categories(goal.text)
         for target in self._exploration_targets(context, sought):
+            self._exploring = target
             if target in graph.rooms:
                 self._plan, self._purpose = [SkillCall("navigate_to", (target,))], f"explore {target}"
                 return f"looking for {', '.join(sorted(sought)) or 'what the goal needs'} in {target}"
