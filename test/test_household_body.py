@@ -48,6 +48,26 @@ def test_one_face_seen_head_on_is_given_a_back_as_deep_as_it_is_wide() -> None:
     assert float(completed[:, 0].max()) == pytest.approx(hi[0], abs=1e-6)
 
 
+def test_one_face_seen_obliquely_from_above_is_given_a_back_as_deep_as_it_is_wide() -> None:
+    """A mug's front seen down into a cabinet, from a camera off to one side and above: the face
+    spreads along the line of sight (as wide as the face across it, at that angle), yet it is one
+    face, and it gets a back 9 cm behind it."""
+    lo, hi = np.array([1.63, 4.47, 0.42]), np.array([1.72, 4.56, 0.53])
+    seen = _box_faces(lo, hi, [(1, 0)])  # the -y face only
+    completed = mirror_completed(seen, eye=np.array([1.80, 3.85, 1.30]))
+    assert float(np.ptp(completed[:, 1])) == pytest.approx(0.09, abs=0.005)
+    assert float(completed[:, 1].max()) == pytest.approx(hi[1], abs=0.005)
+
+
+def test_a_knifes_top_seen_from_above_is_not_taken_for_a_face_with_a_back() -> None:
+    """A knife lying on the counter, its top (25 x 2 cm) seen from above and in front: thin across
+    its length like a face seen alone, but flat: no back is added 25 cm behind it."""
+    lo, hi = np.array([2.13, 4.58, 0.905]), np.array([2.38, 4.60, 0.925])
+    seen = _box_faces(lo, hi, [(2, 1)])  # the top face only
+    completed = mirror_completed(seen, eye=np.array([2.25, 3.9, 1.3]))
+    assert float(np.ptp(completed[:, 1])) < 0.03
+
+
 def test_points_in_a_frame_and_back() -> None:
     rotation = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     points = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 0.2]])

@@ -35,3 +35,19 @@ def test_where_the_spot_is_taken_the_nearest_free_one_clear_of_the_swing_is_chos
 def test_no_free_spot_near_the_door_gives_none() -> None:
     assert door_stance(DOOR, lambda x, y: False, RADIUS) is None
     assert door_stance(DOOR, lambda x, y: True, RADIUS, PUSH_STANCE) is not None
+
+
+def test_how_far_a_door_turned_is_read_from_where_the_hand_holding_its_handle_is() -> None:
+    """The hand took the handle 5 cm out of the shut door's face, 0.65 m from the hinge; the door
+    turned 35 degrees and the hand with it, round the hinge: 35 degrees, whatever the door looks
+    like half open (a noisy look once read 54)."""
+    from conceptagent_ros.bodies.household.doors import turned_by
+
+    door = DoorFrame(np.array([1.0, 2.0, 0.9]), np.array([1.0, 0.0, 0.0]), np.array([0.0, -1.0, 0.0]), 0.7, -1.0)
+    grasped = door.hinge + 0.65 * door.along + 0.05 * door.out
+    turn = math.radians(35.0)
+    # turned 35 degrees about the hinge, out of the front: x along, y out of it
+    along, out = 0.65 * math.cos(turn) - 0.05 * math.sin(turn), 0.65 * math.sin(turn) + 0.05 * math.cos(turn)
+    hand = door.hinge + along * door.along + out * door.out
+    assert math.degrees(turned_by(door, grasped, hand)) == pytest.approx(35.0, abs=0.01)
+    assert turned_by(door, grasped, grasped) == pytest.approx(0.0, abs=1e-9)

@@ -161,3 +161,22 @@ def test_a_chest_drawer_takes_the_object_on_its_floor_where_it_is_pulled_out_not
     assert spot.position[2] == pytest.approx(0.71 + 0.01, abs=0.005)
     assert 0.3 + RADIUS <= spot.position[0] <= 0.6 - RADIUS  # out from under the top, behind the front
     assert len(drawer_inside(tray())) == len(tray())  # nothing above a tray's floor: all its points kept
+
+
+def test_a_held_things_footprint_is_its_extent_about_its_middle_however_its_points_crowd() -> None:
+    """A pillow 50 x 35 cm whose points crowd one half (seen more from one side): its footprint is
+    50 x 35 about its middle, not halves measured from the points' mean (55 x 44 cm, which no spot
+    on the bed fitted)."""
+    from conceptagent_ros.manipulation.place_executor import HeldObject
+
+    rng = np.random.default_rng(3)
+    sparse = rng.uniform([-0.25, -0.175], [0.25, 0.175], size=(200, 2))
+    crowded = rng.uniform([0.05, -0.175], [0.25, 0.175], size=(2000, 2))
+    xy = np.concatenate([sparse, crowded, [[-0.25, -0.175], [0.25, 0.175], [-0.25, 0.175], [0.25, -0.175]]])
+    points = np.column_stack([xy + [1.0, 2.0], np.full(len(xy), 0.5)])
+    held = HeldObject.from_points(points)
+    assert held.footprint is not None
+    sides = sorted([2 * held.footprint.half_length, 2 * held.footprint.half_width])
+    assert sides == pytest.approx([0.35, 0.5], abs=0.02)
+    assert held.bottom_centre[:2] == pytest.approx([1.0, 2.0], abs=0.01)
+    assert held.footprint_radius == pytest.approx(np.hypot(0.25, 0.175), abs=0.01)

@@ -29,11 +29,10 @@ class HeldObject:
     def from_points(cls, points: np.ndarray) -> HeldObject:
         if len(points) < 10:
             raise ManipulationError("NOT_HELD", "the object in the hand is not seen (fewer than 10 points)")
-        centre = points[:, :2].mean(axis=0)
+        footprint, centre = Footprint.fit(points[:, :2])  # the middle of its extent, not the mean of its points
         radius = float(np.linalg.norm(points[:, :2] - centre, axis=1).max())
         bottom = float(points[:, 2].min())
-        return cls(np.array([centre[0], centre[1], bottom]), radius, float(points[:, 2].max() - bottom),
-                   Footprint.of(points[:, :2]))
+        return cls(np.array([centre[0], centre[1], bottom]), radius, float(points[:, 2].max() - bottom), footprint)
 
 
 @dataclass(frozen=True)

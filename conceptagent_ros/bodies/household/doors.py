@@ -49,6 +49,9 @@ OPEN_TO = math.radians(90.0)
 PUSH_RADIUS = 0.45  # metres from the hinge the hand pushes the door at
 SEEN_DOOR_OPEN = math.radians(60.0)  # a door seen turned this far is open (the arm reaches past it)
 SEEN_DOOR_AJAR = math.radians(8.0)  # a door seen turned further than this and less than open is ajar
+# how far the door seen after a pull may be from where the hand let go of its handle and still be
+# believed (the hand's is the surer measure: it held the handle)
+SEEN_AND_HELD_AGREE = math.radians(10.0)
 # metres from the hinge along the closed door and out of its front: where the base stands to pull the
 # handle (beside the door's swing on the handle's side), and to push the door on (before the opening,
 # clear of the rest of the swing, the door's free edge within easy reach)
@@ -197,13 +200,19 @@ class HingedDoors:
             raise ManipulationError("NOT_HELD", f"the fingers closed beside {target}'s handle, not on it")
         try:  # as far as the arm pulls it holding on: the push takes it on from there
             _, last = follow_until_missed(hand.move_hand_straight, plan, 0.3)  # the hand's turn where it stopped
+            held_at = turned_by(door, plan.grasp_position, self._hand_now())
         finally:
             body.let_go_of_door()
         hand.open_hand()
         # back off as the hand points: turned as the pull's end would have it, it swung into the door
         hand.move_hand(self._hand_now() - last[:, 2] * WITHDRAW, last)
         skills.phase(f"pushing {target}'s door open from inside", 0.55)
-        return door, door_opening(body.door_points(target, tuck=False), door.out)
+        seen = door_opening(body.door_points(target, tuck=False), door.out)
+        # the hand held the handle to the end of the pull, so where it let go says how far the door
+        # turned; the door as seen half open is a few planes (its face, its edge, the handle) and a
+        # noisy look took the wrong one for the door (54 degrees for 35): the push then came in
+        # behind where the door stood and shut it
+        return door, seen if abs(seen - held_at) <= SEEN_AND_HELD_AGREE else held_at
 
     def _reach_handle(self, hand: WatchedArm, plan: ArticulationPlan) -> bool:
         """The open hand to the handle as `plan` turns it, from 8 cm back along its approach; where it
@@ -262,7 +271,17 @@ class HingedDoors:
                 raise
             # from where the base stands: the pulls left it beside the free edge (a base unit's door
             # pulled to 45 degrees shut the way to the push's spot, and from here the push took it to 90)
-        self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else reached)
+        # the door as it stands now, seen from the push's spot: let go, it swings back a little (a
+        # base unit's door pulled to 43 degrees stood at 37 when the hand came round its edge, and the
+        # hand, coming in where the door no longer was, shut it); a look that sees it further open
+        # than the pull left it is not believed
+        try:
+            now = door_opening(self.body.door_points(target), door.out)
+        except ManipulationError:
+            now = reached
+        if SEEN_DOOR_AJAR <= now < reached:
+            start = min(start, now - PUSH_FROM_BEHIND)
+        self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else min(reached, now))
 
     def _push_over(self, door: DoorFrame, top: float, start: float, end: float, radius: float,
                    skills: ArmSkills) -> None:
@@ -289,10 +308,16 @@ class HingedDoors:
         hand = skills.watched_hand()
         hand.close_hand()
         past_edge = door.width + ROUND_EDGE
-        hand.move_hand(door.at(start if at is None else at, past_edge, WITHDRAW), plan.grasp_rotation)
-        # in short straight steps: a joint-space move from outside the door to its inside swung the
-        # arm through the door's face and shut it again
-        glide(hand, self._hand_now(), [door.at(start, past_edge), plan.grasp_position + door.along * ENTRY],
+        # in short straight steps, out to the free edge too: a joint-space move from outside the door
+        # to its inside swung the arm through the door's face and shut it again, and so did one from
+        # the arm at rest to outside the edge (the elbow swept through the fridge's door, 35 degrees open)
+        standing = start if at is None else at
+        outside = door.at(standing, past_edge, WITHDRAW)
+        # first straight out from the door's outer face: a hand left beside the free edge by the
+        # pulls struck the edge on its way round and swung the door 6 degrees back
+        here = self._hand_now()
+        away = here + door.outer(standing) * WITHDRAW
+        glide(hand, here, [away, outside, door.at(start, past_edge), plan.grasp_position + door.along * ENTRY],
               plan.grasp_rotation)
         if not hand.move_hand(plan.grasp_position, plan.grasp_rotation, speed=0.3):
             raise ManipulationError("UNREACHABLE", "the arm did not reach inside the door to push it")
@@ -316,6 +341,16 @@ class HingedDoors:
         skills.phase(f"standing beside {target}'s door", 0.1)
         if not body.drive_to(*stance):
             raise ManipulationError("UNREACHABLE", f"the base found no way to the spot beside {target}'s door")
+
+
+def turned_by(door: DoorFrame, grasped: np.ndarray, hand: np.ndarray) -> float:
+    """How far (radians) the door has turned, from where the hand holding its handle is now and
+    where it took hold with the door shut: the hand goes round the hinge with the handle."""
+    def bearing(point: np.ndarray) -> float:
+        v = np.asarray(point, dtype=float) - door.hinge
+        return math.atan2(float(v[:2] @ door.out[:2]), float(v[:2] @ door.along[:2]))
+
+    return max(0.0, bearing(hand) - bearing(grasped))
 
 
 def door_top(points: np.ndarray) -> float:

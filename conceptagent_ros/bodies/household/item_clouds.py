@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+UPRIGHT_FACE = 0.03  # metres: a face seen alone is upright (a front, not a top) where it stands this tall at least
+
 
 def mirror_completed(points: np.ndarray, eye: np.ndarray) -> np.ndarray:
     """`points` and their image turned half about the vertical through the thing's middle, as seen
@@ -27,11 +29,18 @@ def mirror_completed(points: np.ndarray, eye: np.ndarray) -> np.ndarray:
     if norm < 1e-6:  # seen from straight above: the top is all there is to see, and it is whole
         return points
     sight /= norm
-    across = np.array([-sight[1], sight[0]])
-    depth, width = float(np.ptp(xy @ sight)), float(np.ptp(xy @ across))
     middle = (xy.min(axis=0) + xy.max(axis=0)) / 2
-    if depth < 0.25 * width:
-        middle = xy.mean(axis=0) + sight * width / 2
+    # one upright face alone: its footprint is thin across its own length (not across the line of
+    # sight: a mug's front seen obliquely, down into a cabinet, spread 3 cm along the sight and
+    # stayed a face), and it stands taller than it is thin (a knife's top seen from above is thin
+    # too, and flat: it has no back to add)
+    _, axes = np.linalg.eigh(np.cov((xy - xy.mean(axis=0)).T))
+    thin_axis, long_axis = axes[:, 0], axes[:, 1]
+    thin, width = float(np.ptp(xy @ thin_axis)), float(np.ptp(xy @ long_axis))
+    upright = float(np.ptp(points[:, 2])) >= max(2.0 * thin, UPRIGHT_FACE)
+    if thin < 0.25 * width and upright and abs(float(thin_axis @ sight)) >= 0.5:
+        away = thin_axis if float(thin_axis @ sight) > 0 else -thin_axis
+        middle = xy.mean(axis=0) + away * width / 2
     turned = points.copy()
     turned[:, :2] = 2 * middle - xy
     return np.concatenate([points, turned])
