@@ -6,7 +6,8 @@ degrees: round its free edge where the door is tall (a fridge's), over its top e
 
 Everything is planned from what the mast camera sees of the door (articulation_planner: the front,
 its handle, the hinge opposite it) and checked the same way afterwards (door_opening): the
-simulator's joint is never read. Where the base stands is chosen from the door as seen and the
+simulator's joint is never read. How far a pull turned the door is also read from where the hand let
+go of the handle (turned_by), which a noisy look half-way open does not always agree with. Where the base stands is chosen from the door as seen and the
 costmap: beside the swept quarter circle, out of the door's way.
 
 The fingers close round the handle's bar and the body's assisted grip holds it at the grasp point
