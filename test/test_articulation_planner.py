@@ -16,6 +16,7 @@ from conceptagent_ros.manipulation.articulation_planner import (
     plan_door_push,
     plan_door_push_over,
     plan_drawer,
+    rolled_over,
 )
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.robot_spec import load_robot_spec
@@ -203,13 +204,49 @@ def test_an_upright_bar_is_held_with_the_fingers_closing_along_the_front_short_o
 def test_an_upright_bar_seen_in_part_among_stray_points_is_held_on_the_bar(gripper) -> None:
     """As a base cabinet's door is seen from where the arm works: only the bar's top 6 cm (the arm
     hides the rest), and a strip of the carcass's top edge standing 1 cm proud across the door. The
-    hand closes on the seen part's middle, not on the mean of all proud points (2 cm off the bar)."""
+    hand closes on the seen part's middle, not on the mean of all proud points (2 cm off the bar),
+    and across the bar: judged on all proud points, the strip made the bar a level one, and the
+    fingers closed up and down beside it."""
     door = upright_door()
     seen = door[~((door[:, 0] < 0.6 - 0.005) & (door[:, 2] < 0.865))]  # the bar's points below its top 6 cm
     edge = front(x=0.6 - 0.012, y=0.15, z=1.3, width=0.3, height=0.01, spacing=0.005)
     plan = plan_door(np.concatenate([seen, edge]), BASE, gripper, "open", np.radians(35))
+    assert abs(plan.grasp_rotation[:, 0][1]) > 0.99  # closing along the front
     assert plan.grasp_position[1] == pytest.approx(-0.26, abs=0.006)
     assert 0.85 <= plan.grasp_position[2] <= 0.91  # within the seen part, short of the bar's top (0.925)
+
+def test_a_door_seen_through_noisy_depth_is_held_on_its_upright_bar(gripper) -> None:
+    """A base unit's door as a noisy RGB-D camera sees it from a stoop: every point off the front
+    by 6 mm (one standard deviation) along the view, and a strip of the worktop's edge 1 cm proud
+    across the door's top. The front's plane is the whole door's (RANSAC's 4 mm band held a strip of
+    it, turned off it, and a third of the door stood proud); the hand closes across the bar, along
+    the front (the stray points spread wider than the bar is tall), on the bar."""
+    rng = np.random.default_rng(3)
+    panel = front(x=0.6, y=0.0, z=0.8, width=0.6, height=1.0, spacing=0.005)
+    handle = box_surface((0.6 - 0.02, -0.26, 0.8), (0.03, 0.02, 0.25), spacing=0.003, bottom=True)
+    edge = front(x=0.6 - 0.01, y=0.0, z=1.3, width=0.6, height=0.01, spacing=0.005)
+    points = np.concatenate([panel, handle, edge])
+    view = points / np.linalg.norm(points, axis=1, keepdims=True)  # the rays from the camera at the origin
+    noisy = points + view * rng.normal(0.0, 0.006, (len(points), 1))
+    plan = plan_door(noisy, BASE, gripper, "open", np.radians(35))
+    assert abs(plan.grasp_rotation[:, 0][1]) > 0.99  # closing across the upright bar
+    assert plan.grasp_position[1] == pytest.approx(-0.26, abs=0.008)
+    assert 0.7 <= plan.grasp_position[2] <= 0.9  # on the bar (0.675-0.925)
+    assert plan.hinge is not None and plan.hinge[1] == pytest.approx(0.3, abs=0.02)
+
+
+def test_a_grasp_rolled_over_closes_across_the_same_bar_from_the_same_side(gripper) -> None:
+    """Half a turn about the approach: the same approach and positions at every step, the closing
+    axis reversed (the fingers are alike), still a proper rotation."""
+    plan = plan_door(upright_door(), BASE, gripper, "open", np.radians(35))
+    rolled = rolled_over(plan)
+    assert rolled.grasp_position == pytest.approx(plan.grasp_position)
+    assert rolled.waypoints == plan.waypoints
+    for before, after in zip((plan.grasp_rotation, *plan.rotations), (rolled.grasp_rotation, *rolled.rotations)):
+        assert after[:, 2] == pytest.approx(before[:, 2])
+        assert after[:, 0] == pytest.approx(-before[:, 0])
+        assert np.linalg.det(after) == pytest.approx(1.0)
+
 
 def test_a_door_is_pushed_on_along_its_inside_from_where_the_pull_left_it(gripper) -> None:
     door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)

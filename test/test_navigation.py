@@ -184,6 +184,31 @@ def test_something_on_the_way_that_the_map_does_not_have_blocks_the_base(kitchen
     assert math.dist((result.pose.x, result.pose.y), middle) < 0.15 + 0.22 + 0.05
 
 
+def test_a_base_that_starts_touching_something_backs_away_and_drives(kitchen) -> None:
+    """A crate against the base's back as a drive starts (a drive stopped there, or an arm's work
+    left the base there): the base backs off it along the contact, then drives; a base left in
+    contact was stopped on the first step of every drive (moderate_16: five navigate_to calls
+    BLOCKED one after another)."""
+    base, cm, plan, boxes = kitchen
+    p, client = base.p, base.client
+    start = base.pose
+    sink = boxes["sink_1"]
+    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (start.x, start.y)).pose
+    path = plan_path(cm, (start.x, start.y), (goal.x, goal.y))
+    a, b = np.asarray(path.waypoints[0]), np.asarray(path.waypoints[1])
+    along = (b - a) / np.linalg.norm(b - a)
+    at = np.array([start.x, start.y]) - along * (0.22 + 0.1 - 0.01)  # 1 cm into the base, behind it
+    crate = p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.2], physicsClientId=client),
+                              basePosition=[float(at[0]), float(at[1]), 0.2], physicsClientId=client)
+    try:
+        assert base.touching() == {f"body {crate}"}
+        result = base.drive(path, goal.yaw)
+        assert result.reached, result.message
+        assert not base.touching()
+    finally:
+        p.removeBody(crate, physicsClientId=client)
+
+
 def test_what_the_hand_carries_striking_something_stops_the_drive(kitchen) -> None:
     """The base clears a crate beside its path, but a pole carried across it does not: the drive
     stops with CARRY_COLLISION and names what was struck."""

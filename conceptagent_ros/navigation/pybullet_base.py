@@ -3,7 +3,10 @@ tucked upright) in the world the scene file exported, moved as a differential dr
 planned path waypoint by waypoint (forward speed and turn rate limited, turning in place at each
 bend, so corners are not cut into what the path kept clear of), stepped in simulated time. Every
 step PyBullet's collision detection checks the whole robot against everything in the world;
-touching anything ends the drive as BLOCKED, and not arriving in time as TIMEOUT.
+touching anything ends the drive as BLOCKED, and not arriving in time as TIMEOUT. A base that
+starts a drive touching something (a drive stopped by it, or an arm's work left it there) first
+backs away from it along the contact's normal, as a robot's recovery backs off a bumper's hit:
+otherwise every drive from there stopped on its first step.
 
 The base is moved kinematically (its pose set each step, as a velocity-controlled base follows its
 commands). With a `Localizer` (navigation/localization.py) it drives as a robot does: each step's
@@ -70,6 +73,8 @@ def _wrap(angle: float) -> float:
 LIDAR = {"samples": 310, "half_fov": 2.7, "min_range": 0.12, "max_range": 12.0}  # the description's gpu_lidar
 LIDAR_NOISE = 0.01  # metres, each range's standard deviation
 SCAN_EVERY = 0.5  # seconds of driving between the localizer's scans
+BACK_OFF_STEP = 0.01  # metres a base that starts a drive in contact backs off at a time
+BACK_OFF_MOST = 0.15  # metres it backs off at most
 
 
 @dataclass
@@ -219,6 +224,7 @@ class PyBulletBase:
         budget = timeout if timeout is not None else 20.0 + 3.0 * path.length / limits.speed
         travelled, t, target = 0.0, 0.0, 1
         localizer = self.localizer
+        self._back_off(carried, carry)
         pose = self.believed  # what the controller steers by
         since_scan = 0.0
         at_goal = False
@@ -267,6 +273,34 @@ class PyBulletBase:
             if struck:
                 return DriveResult(False, "CARRY_COLLISION", f"what the hand carries touched {', '.join(sorted(struck))} "
                                                              f"at ({pose.x:.2f}, {pose.y:.2f})", travelled, t, pose)
+
+    def _back_off(self, carried: Collection[int], carry: Callable[[], None] | None) -> None:
+        """Back the base away from what it touches (along the contacts' normals, BACK_OFF_STEP at a
+        time, BACK_OFF_MOST at most), the odometry and the particles following the motion."""
+        p, c = self.p, self.client
+        for _ in range(int(round(BACK_OFF_MOST / BACK_OFF_STEP))):
+            p.performCollisionDetection(physicsClientId=c)
+            normals = [h[7] for h in p.getContactPoints(bodyA=self.robot, physicsClientId=c)
+                       if h[8] < 0.0 and h[2] not in carried and self.names.get(h[2]) != "ground_plane"]
+            if not normals:
+                return
+            away = np.mean(np.asarray(normals, dtype=float), axis=0)[:2]  # on the other body, toward the robot
+            norm = float(np.linalg.norm(away))
+            if norm < 1e-6:
+                return
+            dx, dy = (float(v) for v in away / norm * BACK_OFF_STEP)
+            now = self._pose
+            self.place(Pose2D(now.x + dx, now.y + dy, now.yaw))
+            if carry is not None:
+                carry()
+            localizer = self.localizer
+            if localizer is not None:  # the wheels' motion, in the odometry's own frame
+                odometry = localizer.odometry
+                turn = odometry.yaw - now.yaw
+                moved = Pose2D(odometry.x + dx * math.cos(turn) - dy * math.sin(turn),
+                               odometry.y + dx * math.sin(turn) + dy * math.cos(turn), odometry.yaw)
+                localizer.mcl.predict(odometry, moved)
+                localizer.odometry = moved
 
     def _localized_step(self, localizer: Localizer, forward: float, turn: float, scan: bool) -> Pose2D:
         """One control step with localization: the base moves as its wheels slip, the odometry

@@ -7,8 +7,9 @@ degrees: round its free edge where the door is tall (a fridge's), over its top e
 Everything is planned from what the mast camera sees of the door (articulation_planner: the front,
 its handle, the hinge opposite it) and checked the same way afterwards (door_opening): the
 simulator's joint is never read. How far a pull turned the door is also read from where the hand let
-go of the handle (turned_by), which a noisy look half-way open does not always agree with. Where the base stands is chosen from the door as seen and the
-costmap: beside the swept quarter circle, out of the door's way.
+go of the handle (turned_by), which a noisy look half-way open does not always agree with. Where
+the base stands is chosen from the door as seen and the costmap: beside the swept quarter circle,
+out of the door's way.
 
 The fingers close round the handle's bar and the body's assisted grip holds it at the grasp point
 (a point constraint of at most GRIP_FORCE, as the fingers hooked round a real bar: the bar turns in
@@ -36,6 +37,7 @@ from conceptagent_ros.manipulation.articulation_planner import (
     plan_door,
     plan_door_push,
     plan_door_push_over,
+    rolled_over,
 )
 from conceptagent_ros.manipulation.failures import ManipulationError
 
@@ -187,10 +189,9 @@ class HingedDoors:
         skills.phase(f"pulling {target}'s door by its handle", 0.2)
         hand = skills.watched_hand()
         hand.open_hand()
-        if not self._reach_handle(hand, plan):
-            # the fingers turned the other way round the bar: all the points proud of a base unit's
-            # door under a worktop (the top's edge among them) spread as wide as its upright bar is
-            # tall, and the hand turned to close up and down met the bar with a fingertip
+        # the hand rolled half a turn (IK reaches one and not the other from some stances), then
+        # turned the other way round the bar (a bar judged the wrong way met a fingertip)
+        if not (self._reach_handle(hand, plan) or self._reach_handle(hand, plan := rolled_over(plan))):
             plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO,
                              upright=closes_up_and_down(plan.grasp_rotation))
             if not self._reach_handle(hand, plan):

@@ -25,6 +25,11 @@ from conceptagent_ros.world.house import House
 # the head's tilts a look takes in: down at the workspace (0), and up at what stands above the arm
 # (a 1.2 m shelf's top is above the lowered view from anywhere the arm reaches it)
 LOOK_TILTS = (0.0, -0.45)
+# a door is also looked at with the head tilted down as far as it goes (the joint's limit is 0.5):
+# from beside a base unit's door the lowered view ends 40 cm above the floor, and all it showed of
+# the handle (a bar 25-55 cm up) was its top 5 cm; with noisy depth the fingers closed at the bar's
+# end, or on the worktop's edge taken for it
+DOOR_LOOK_TILTS = (*LOOK_TILTS, 0.45)
 CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or above it) still rests on it
 DOOR_SHUT_WITHIN = 0.05  # metres out of its piece's footprint a door's points still count as the piece's
 # with noisy depth: a thing's points are its mask's largest cluster (points this far apart join),
@@ -166,10 +171,10 @@ class Sight:
 
     def door_points(self, target: str, link: int) -> np.ndarray:
         """The points the camera sees of a container's door (its `link`), with the head at each of
-        LOOK_TILTS."""
+        DOOR_LOOK_TILTS."""
         body = self.bodies[target]
         parts = []
-        for tilt in LOOK_TILTS:
+        for tilt in DOOR_LOOK_TILTS:
             self.camera.tilt(tilt)
             image = self.camera.capture()
             seen = (image.bodies == body) & (image.links == link) & np.isfinite(image.points).all(axis=-1)
