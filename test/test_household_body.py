@@ -377,6 +377,49 @@ def test_a_turn_on_the_spot_stops_short_of_what_it_would_strike() -> None:
     assert math.remainder(stance.base.pose.yaw - math.radians(150), 2 * math.pi) == pytest.approx(0.0, abs=1e-9)
 
 
+def test_a_drive_stopped_against_something_a_few_centimetres_short_of_its_goal_has_arrived() -> None:
+    """Stance._stopped_short on a stand-in base: BLOCKED 6 cm short of the goal (localization put the
+    counter nearer than the map has it), the base turns to the goal's heading and the drive counts
+    as arrived, saying so; 40 cm short, or stopped by a timeout, it is still a failure."""
+    import math
+    from types import SimpleNamespace
+
+    from conceptagent_ros.bodies.household.stance import Stance
+    from conceptagent_ros.navigation.pybullet_base import DriveResult
+    from conceptagent_ros.scene.geometry import Pose2D
+
+    class StandInBase:
+        def __init__(self, x: float) -> None:
+            self.pose = Pose2D(x, 0.0, 0.0)
+
+        @property
+        def believed(self) -> Pose2D:
+            return self.pose
+
+        def turn(self, turn: float) -> Pose2D:
+            self.pose = Pose2D(self.pose.x, self.pose.y, self.pose.yaw + turn)
+            return self.pose
+
+        def collisions(self, carried=()) -> tuple[set[str], set[str]]:
+            return {"countertop_1"}, set()  # touched before the turn: it does not stop it
+
+    def stopped(x: float, code: str = "BLOCKED") -> DriveResult:
+        stance = Stance.__new__(Stance)  # its drives' ends alone, on the stand-ins
+        stance.base = StandInBase(x)  # type: ignore[assignment]
+        stance.grip = SimpleNamespace(carried_bodies=lambda: [], carry=lambda: None)  # type: ignore[assignment]
+        stance.moved = lambda: None  # type: ignore[method-assign]
+        result = DriveResult(False, code, "the robot touched countertop_1 at (0.94, 0.00)", 1.0, 5.0, stance.base.pose)
+        after = stance._stopped_short(result, (1.0, 0.0), math.radians(90))
+        if after.reached:
+            assert stance.base.pose.yaw == pytest.approx(math.radians(90))
+        return after
+
+    near = stopped(0.94)
+    assert near.reached and near.code == "" and "stopped 6 cm short" in near.message and "countertop_1" in near.message
+    assert not stopped(0.6).reached and stopped(0.6).code == "BLOCKED"
+    assert not stopped(0.94, "TIMEOUT").reached
+
+
 def test_the_torso_lifts_the_arm_to_a_book_on_a_high_shelf_and_lowers_it_to_drive() -> None:
     """pick(book_1) on the studio kitchen's 1.2 m shelf: out of reach pointing down from the
     shoulder's 0.90 m, in reach with the torso lifted. Judged on PyBullet: the torso's joint, the

@@ -63,6 +63,26 @@ def test_a_doorway_narrower_than_the_base_is_no_path() -> None:
     assert e.value.code == "NO_PATH" and "nothing joins" in str(e.value)
 
 
+def test_a_base_hemmed_in_by_the_costmap_backs_out_to_free_space_and_no_further() -> None:
+    """A base in a channel 40 cm wide (a door opened beside a counter), its 25 cm footprint's grown
+    band filling the channel, free space more than the start tolerance off: the path starts out to
+    the nearest free spot; a base boxed in with no free space within 60 cm has no path."""
+    grid = room_with_a_wall(gap=1.0)
+    channel = grid.occupied.copy()
+    channel[1:int(0.9 / RES), int(2.5 / RES)] = True  # the channel's other side: x 2.5 to 2.55, up to y = 0.9
+    cm = costmap(OccupancyMap(channel, RES, (0.0, 0.0)), 0.25)
+    start = (2.75, 0.7)
+    path = plan_path(cm, start, (1.0, 3.2))
+    assert not cm.free(*cm.grid.cell_of(*start))
+    first = path.waypoints[0]
+    assert cm.free(*cm.grid.cell_of(*first)) and 0.3 < math.dist(first, start) <= 0.6 + 1e-9
+    boxed = np.ones_like(grid.occupied)
+    boxed[int(0.5 / RES):int(0.9 / RES), int(2.55 / RES):int(2.95 / RES)] = False  # the pocket it stands in
+    with pytest.raises(NavigationError) as e:
+        plan_path(costmap(OccupancyMap(boxed, RES, (0.0, 0.0)), 0.25), start, (1.0, 3.2))
+    assert e.value.code == "NO_PATH" and "no free space around it" in str(e.value)
+
+
 def test_a_goal_inside_a_wall_beyond_tolerance_is_no_path() -> None:
     with pytest.raises(NavigationError) as e:
         plan_path(costmap(room_with_a_wall(gap=1.0), 0.25), (1.0, 0.8), (3.0, 0.5), goal_tolerance=0.1)

@@ -80,11 +80,20 @@ def line_clear(cm: Costmap, a: tuple[int, int], b: tuple[int, int]) -> bool:
     return bool(np.isfinite(cm.cost[rr, cc]).all())
 
 
+ESCAPE_TOLERANCE = 0.6  # metres a base with no free space within its start tolerance looks for some
+
+
 def plan_path(cm: Costmap, start: tuple[float, float], goal: tuple[float, float], start_tolerance: float = 0.3,
               goal_tolerance: float = 0.3) -> PlannedPath:
     from skimage.graph import route_through_array
 
     first = nearest_free(cm, *start, tolerance=start_tolerance)
+    if first is None:
+        # hemmed in by what the costmap grew round the base (a door it opened beside it, a lidar's
+        # sweep of a counter): out to the nearest free spot further off, as a recovery backs out; the
+        # drive's own collision checks stop it where that way is not clear (moderate_08: six
+        # navigate_to calls refused where the base stood)
+        first = nearest_free(cm, *start, tolerance=ESCAPE_TOLERANCE)
     if first is None:
         raise NavigationError("NO_PATH", f"the base at ({start[0]:.2f}, {start[1]:.2f}) has no free space around it")
     last = nearest_free(cm, *goal, tolerance=goal_tolerance)
