@@ -50,7 +50,7 @@ def test_what_a_body_cannot_honour_is_refused_before_anything_is_built(scene, se
 
 
 @pytest.mark.parametrize(("body", "setting", "asked", "senses"), [
-    ("pybullet", "household", None, "ideal"),  # for now: realistic once it opens every fridge (issue 40)
+    ("pybullet", "household", None, "realistic"),
     ("pybullet", "household", "realistic", "realistic"),
     ("pybullet", "household", "ideal", "ideal"),
     ("pybullet", "tabletop", None, "ideal"),  # the tabletop's cameras see as rendered

@@ -279,9 +279,10 @@ def test_a_drive_that_takes_too_long_times_out(kitchen) -> None:
 def test_the_navigation_bench_drives_to_every_object_of_a_scene(tmp_path) -> None:
     pytest.importorskip("pybullet")
     pytest.importorskip("skimage")
+    # ideal: to every object's true box with the true pose (the default, realistic, drives to what is seen)
     done = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "bench", "--suite", "navigation", "--body",
-                           "pybullet", "--scene", "studio_kitchen", "--out", str(tmp_path)], capture_output=True,
-                          text=True, timeout=600)
+                           "pybullet", "--sensing", "ideal", "--scene", "studio_kitchen", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     import json
 

@@ -1,8 +1,8 @@
 """How a physical body senses the world: `--sensing ideal|realistic`. Each body has its own default
-(body_sensing): the household body's is ideal for now (its fridge, which kept `make body-demo` off
-realistic sensing, opens with it since 2026-11-30; the tests that build the body on its default are
-to be run with realistic sensing before the default changes), the tabletop's cameras see as
-rendered (their noise is not modelled yet), and the symbolic world has no sensors.
+(body_sensing): the household body's is realistic (since 2026-12-04: `make body-demo`'s fridge
+opens with it, and the tests that build the body on its default pass with it; a test about
+something other than the senses says `ideal` where it needs the simulator's truth), the tabletop's
+cameras see as rendered (their noise is not modelled yet), and the symbolic world has no sensors.
 
 - `ideal`: the simulator's own truth reaches the body: depth with no noise, the camera's and the
   base's poses as the simulator has them.
@@ -44,7 +44,7 @@ class Sensing:
 
 
 SENSING = {"ideal": Sensing("ideal"), "realistic": Sensing("realistic", DepthNoise(), localization=True)}
-DEFAULT_SENSING = "ideal"  # the household body's, where nothing else is asked (realistic next: see above)
+DEFAULT_SENSING = "realistic"  # the household body's, where nothing else is asked
 TABLETOP_SENSING = "ideal"  # the tabletop's only senses for now
 
 

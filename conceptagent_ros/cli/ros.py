@@ -62,7 +62,7 @@ def add_parsers(sub: Any) -> None:
                          "perception node and the scene graph node builds the planner's graph, as on a robot; body: "
                          "the body publishes its own view as the scene graph")
     up.add_argument("--sensing", choices=("ideal", "realistic"),
-                    help="--body pybullet: the body's senses (default: its own, ideal for now)")
+                    help="--body pybullet: the body's senses (default: its own, realistic)")
     up.add_argument("--nodes", default="robot,planner",
                     help="which nodes this process runs: robot, planner or robot,planner (one process per node "
                          "is how ros2 launch runs them)")
@@ -123,7 +123,7 @@ def add_parsers(sub: Any) -> None:
                        help="--body pybullet: camera (default): through the perception and scene graph nodes; body: "
                             "the body's own view as the scene graph")
     suite.add_argument("--sensing", choices=("ideal", "realistic"),
-                       help="--body pybullet: the body's senses (default: ideal, for now)")
+                       help="--body pybullet: the body's senses (default: realistic)")
     suite.add_argument("--out", help="write ros_suite_<suite>_<perception or pybullet>.md and .csv here")
     suite.set_defaults(func=cmd_suite)
 

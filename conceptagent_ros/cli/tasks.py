@@ -50,9 +50,9 @@ def add_parsers(sub: Any) -> None:
                           "(a household scene: conceptagent_mm in the exported world; --scene tabletop: the Panda)")
     run.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
     run.add_argument("--sensing", choices=("ideal", "realistic"), default=None,
-                     help="--body pybullet in a household: ideal (the default, for now) gives the body the simulator's "
-                          "noiseless depth and true poses; realistic puts the mast camera's depth through an RGB-D "
-                          "noise model and localizes the base from drifting odometry and the lidar (bodies/sensing.py)")
+                     help="--body pybullet in a household: realistic (the default) puts the mast camera's depth through an "
+                          "RGB-D noise model and localizes the base from drifting odometry and the lidar; ideal gives "
+                          "the body the simulator's noiseless depth and true poses (bodies/sensing.py)")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run planners over task suites")
@@ -84,7 +84,7 @@ def add_parsers(sub: Any) -> None:
                             "the symbolic run of the same tasks is reported beside it, and with --out a picture per task")
     bench.add_argument("--gui", action="store_true", help="--body pybullet: open PyBullet's window")
     bench.add_argument("--sensing", choices=("ideal", "realistic"), default=None,
-                       help="as for run: the household body's senses (ideal, the default for now, or realistic); the "
+                       help="as for run: the household body's senses (realistic, the default, or ideal); the "
                             "tabletop's cameras see as rendered")
     bench.add_argument("--scene", help="navigation suite: one household scene (default: every built-in one)")
     bench.add_argument("--translate", action="store_true",

@@ -106,7 +106,7 @@ class HouseholdBody(SkilledBody):
                  home: House | None = None, look_first: bool = True, sensing: Sensing | str = DEFAULT_SENSING):
         """`look_first`: look around once built (False: the caller does, once a frame_sink is set, so
         that the first look goes to a perception node, and is the only one: a run repeats exactly);
-        `sensing`: ideal (the default) or realistic (bodies/sensing.py)."""
+        `sensing`: realistic (the default) or ideal (bodies/sensing.py)."""
         import pybullet as p
 
         self.scene = scene
