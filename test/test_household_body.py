@@ -420,6 +420,64 @@ def test_a_drive_stopped_against_something_a_few_centimetres_short_of_its_goal_h
     assert not stopped(0.94, "TIMEOUT").reached
 
 
+def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_back_first() -> None:
+    """Stance on stand-ins: the flag says tucked, but a door's push left the arm out, its hand under
+    a worktop. Once the next skill starts (notice_posture), the tuck draws the hand straight back
+    toward the mast (then up, still touching) and tucks the arm; an arm that stands tucked is left
+    alone."""
+    from types import SimpleNamespace
+
+    from conceptagent_ros.bodies.household.stance import FREE_HAND_BACK, Stance
+    from conceptagent_ros.navigation.pybullet_base import TUCKED
+    from conceptagent_ros.scene.geometry import Pose2D
+    from conceptagent_ros.world.robot_description import ARM_JOINTS
+
+    class StandInArm:
+        def __init__(self, angles: dict[str, float], touching: int) -> None:
+            self.angles, self.touching, self.moves, self.tucks = angles, touching, [], 0
+
+        def joint_angles(self) -> list[float]:
+            return [self.angles[name] for name in ARM_JOINTS]
+
+        def hand_touches(self, besides=()) -> bool:
+            return self.touching > 0
+
+        def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
+            return np.array([1.0, 0.0, 0.5]), np.eye(3)
+
+        def move_hand_straight(self, position, rotation, speed: float = 1.0) -> bool:
+            self.moves.append(np.asarray(position))
+            self.touching -= 1
+            return True
+
+        def tuck(self, angles) -> None:
+            self.tucks += 1
+            self.angles = dict(angles)
+
+    def stance_with(arm: StandInArm) -> Stance:
+        stance = Stance.__new__(Stance)  # its posture alone, on the stand-ins
+        stance.arm, stance.tucked = arm, True  # type: ignore[assignment]
+        stance.base = SimpleNamespace(believed=Pose2D(0.0, 0.0, 0.0))  # type: ignore[assignment]
+        stance.grip = SimpleNamespace(carried_bodies=lambda: [], held=None)  # type: ignore[assignment]
+        return stance
+
+    out = StandInArm({**TUCKED, "shoulder_lift_joint": -0.4, "elbow_joint": 1.2}, touching=2)
+    left_out = stance_with(out)
+    left_out.tuck()
+    assert out.tucks == 0  # within a skill the flag stands
+    left_out.notice_posture()  # a skill starts
+    left_out.tuck()
+    assert out.tucks == 1
+    back, up = out.moves
+    assert back == pytest.approx(np.array([1.0 - FREE_HAND_BACK, 0.0, 0.5]))  # level, toward the mast
+    assert up == pytest.approx(np.array([1.0, 0.0, 0.6]))  # where it stood (the stand-in does not move), raised
+    tucked = StandInArm(dict(TUCKED), touching=0)
+    standing = stance_with(tucked)
+    standing.notice_posture()
+    standing.tuck()
+    assert tucked.tucks == 0 and tucked.moves == []
+
+
 def test_the_torso_lifts_the_arm_to_a_book_on_a_high_shelf_and_lowers_it_to_drive() -> None:
     """pick(book_1) on the studio kitchen's 1.2 m shelf: out of reach pointing down from the
     shoulder's 0.90 m, in reach with the torso lifted. Judged on PyBullet: the torso's joint, the

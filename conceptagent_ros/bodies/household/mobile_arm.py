@@ -15,7 +15,7 @@ joints swung the hand down through the cabinet's top.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
@@ -360,6 +360,15 @@ class MobileArm:
             self._steps += 1
             if self.on_watch is not None and self._steps % WATCH_EVERY == 0:
                 self.on_watch()
+
+    def hand_touches(self, besides: Collection[int] = ()) -> bool:
+        """The hand or a finger touches something that is neither the robot nor in `besides` (what
+        it carries)."""
+        p, c = self.p, self.client
+        p.performCollisionDetection(physicsClientId=c)
+        hand = {link_index(p, self.robot, c, name) for name in HAND_LINKS}
+        return any(h[3] in hand and h[2] != self.robot and h[2] not in besides and h[8] < 0.0
+                   for h in p.getContactPoints(bodyA=self.robot, physicsClientId=c))
 
     def fingers_feel(self) -> bool:
         """Both fingers are on something that is not the robot: the simulator standing in for a

@@ -26,7 +26,7 @@ from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBul
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 from conceptagent_ros.world.house import House
-from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, TORSO_TRAVEL
+from conceptagent_ros.world.robot_description import ARM_JOINTS, FOOTPRINT_RADIUS, TORSO_TRAVEL
 from conceptagent_ros.world.sdf_world import front_yaw
 
 LOOK_YAWS = 6  # views of a look around (the camera is 60 degrees across)
@@ -40,6 +40,9 @@ FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the headin
 # the tucked hand's turns about its axis tried for carrying (carry_within_footprint), the tuck's own first
 CARRY_ROLLS = (0.0, math.pi / 2, -math.pi / 2)
 TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
+TUCKED_WITHIN = 0.1  # radians each joint may stand off the tucked posture for the arm to count as tucked
+FREE_HAND_BACK = 0.3  # metres a hand that touches something is drawn back toward the mast before a tuck, at most
+FREE_HAND_UP = 0.1  # metres it is then raised, where it still touches
 ARRIVED_WITHIN = 0.15  # metres from a drive's goal a base stopped by its last turn counts as there
 CLEARANCE_MARGIN = 0.05  # metres the base's paths keep clear of everything, beyond its radius
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
@@ -83,10 +86,43 @@ class Stance:
     # -- the arm's posture --------------------------------------------------------------------------
     def tuck(self) -> None:
         if not self.tucked:
+            self._free_hand()
             self.arm.tuck(TUCKED)
             self.tucked = True
             if self.grip.held is not None:
                 self.carry_within_footprint()
+
+    def notice_posture(self) -> None:
+        """The tucked flag from where the arm stands now, at the start of a skill: a door's push that
+        did not reach left the arm where it stopped, under a worktop, with the flag still set by the
+        look before it, and no drive after it tucked the arm again (every one stopped on its first
+        step, the hand against the counter). Within a door's skill the flag is left as its steps
+        set it: its stances are driven to with the arm as the last pull left it."""
+        self.tucked = self.tucked and self._at_tucked()
+
+    def _at_tucked(self) -> bool:
+        """The arm stands tucked (its wrist's roll aside: carry_within_footprint turns it)."""
+        now = dict(zip(ARM_JOINTS, self.arm.joint_angles()))
+        return all(abs(now[name] - angle) <= TUCKED_WITHIN for name, angle in TUCKED.items() if name != "wrist_3_joint")
+
+    def _free_hand(self) -> None:
+        """A hand that touches something is first drawn straight back toward the mast, level, as
+        it is turned (FREE_HAND_BACK at most), then up: a push that did not reach left the hand
+        under the worktop over a base unit, the tuck's joint-space move jammed it there, and every
+        drive after it stopped on its first step against the counter (moderate_03, 06)."""
+        carried = set(self.grip.carried_bodies())
+        if not self.arm.hand_touches(carried):
+            return
+        position, rotation = self.arm.hand_pose()
+        pose = self.base.believed
+        towards = np.array([pose.x, pose.y]) - position[:2]
+        distance = float(np.linalg.norm(towards))
+        back = min(FREE_HAND_BACK, max(0.0, distance - FOOTPRINT_RADIUS))
+        if back > 0.0:
+            self.arm.move_hand_straight(position + np.append(towards / distance * back, 0.0), rotation, speed=0.3)
+        if self.arm.hand_touches(carried):
+            here, rotation = self.arm.hand_pose()
+            self.arm.move_hand_straight(here + np.array([0.0, 0.0, FREE_HAND_UP]), rotation, speed=0.3)
 
     def carry_within_footprint(self) -> None:
         """Turn the tucked hand about its own axis (CARRY_ROLLS) to where the held thing stands out
@@ -365,6 +401,7 @@ class Stance:
         (another_stance) where the thing has no front to stand before."""
         target = call.args[0]
         start = (self.base.believed.x, self.base.believed.y)
+        self.notice_posture()
         self.sense_obstacles()
         try:
             if target in self.scene.rooms:
