@@ -440,8 +440,9 @@ class Stance:
     def _stopped_short(self, result: DriveResult, goal: tuple[float, float], yaw: float) -> DriveResult:
         """A drive that touched something within ARRIVED_WITHIN of its goal has arrived once the
         base turns to the goal's heading (either way round): localization's few centimetres of
-        error put a counter that much nearer than the map has it, and every drive to the counter
-        after that stopped against it, one after another (moderate_03: three navigate_to calls)."""
+        error can put a counter that much nearer than the map has it, and a bumper's stop there is
+        where the robot meant to be. (The repeated stops of moderate_03 and 06 were an arm left out
+        instead: notice_posture.)"""
         there = self.base.believed
         short = math.dist((there.x, there.y), goal)
         if result.code != "BLOCKED" or short > ARRIVED_WITHIN or self.turn_to(yaw):
