@@ -207,8 +207,7 @@ def test_something_on_the_way_that_the_map_does_not_have_blocks_the_base(kitchen
 def test_a_base_that_starts_touching_something_backs_away_and_drives(kitchen) -> None:
     """A crate against the base's back as a drive starts (a drive stopped there, or an arm's work
     left the base there): the base backs off it along the contact, then drives; a base left in
-    contact was stopped on the first step of every drive (moderate_16: five navigate_to calls
-    BLOCKED one after another)."""
+    contact was stopped on the first step of every drive."""
     base, cm, plan, boxes = kitchen
     p, client = base.p, base.client
     start = base.pose
