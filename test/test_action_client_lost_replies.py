@@ -186,6 +186,7 @@ def test_a_client_made_while_its_node_spins_leaves_the_executor_alive(domain: in
             self._request_lock = threading.RLock()
             self._abandoned, self._settled, self._evidence = set(), set(), {}
             self._news = threading.Condition(self._request_lock)
+            self._destroyed = False
 
     def outcome(client_class: type) -> SpinThread:
         context = rclpy.Context()

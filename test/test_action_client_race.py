@@ -151,3 +151,39 @@ def test_the_answer_to_an_abandoned_result_request_is_dropped_without_a_warning(
     assert rclpys_result and our_result  # the kept request is answered either way
     assert any("unexpected result response" in w for w in rclpys)  # what the suites' logs were full of
     assert ours == []
+
+
+def test_a_client_destroyed_while_another_thread_spins_its_node_is_freed_on_that_thread(monkeypatch) -> None:
+    """rclpy frees a destroyed client's handle at once, and an executor that had already gathered the
+    client put the freed handle in its wait set: its thread died ("action client pointer is
+    invalid"; make test's graph suite, a client per task). The project's client is freed on the
+    spinning thread, between its waits; many made and destroyed while it spins leave it spinning."""
+    from conceptagent_ros.ros.domains import reserved_domain
+
+    freed_on: list[str] = []
+    rclpy_destroy = RclpyActionClient.destroy
+
+    def recorded(self: Any) -> None:
+        freed_on.append(threading.current_thread().name)
+        rclpy_destroy(self)
+
+    monkeypatch.setattr(RclpyActionClient, "destroy", recorded)
+    with reserved_domain() as domain:
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain)
+        node = rclpy.create_node("destroy_probe", context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        node.create_timer(0.001, lambda: None)  # the executor wakes and gathers its entities all the time
+        spinner = threading.Thread(target=executor.spin, name="destroy-probe-spin", daemon=True)
+        spinner.start()
+        try:
+            for _ in range(100):
+                ActionClient(node, ExecuteTask, "nobody_serves_this").destroy()
+            assert freed_on == ["destroy-probe-spin"] * 100
+            time.sleep(0.2)
+            assert spinner.is_alive()
+        finally:
+            executor.shutdown(timeout_sec=2.0)
+            node.destroy_node()
+            rclpy.try_shutdown(context=context)

@@ -50,12 +50,14 @@ from rclpy.action.client import ClientGoalHandle
 from unique_identifier_msgs.msg import UUID
 
 from conceptagent_ros.ros.futures import wait_done
+from conceptagent_ros.ros.spin_threads import SpinThread
 
 ABANDONED_KEPT = 1000
 RESEND_AFTER_S = 1.0  # a goal unanswered this long: ask the server about it, then send it again
 RESULT_RETRY_S = 0.5  # a goal the status topic says has ended, and no result yet: ask again
 GOAL_PROBE_S = 2.0  # how often a running goal's server is asked whether it still knows the goal
 POLL_S = 0.05
+DESTROY_WAIT_S = 2.0  # how long destroy() waits for the node's executor to destroy the client between its waits
 TERMINAL = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 
 
@@ -94,6 +96,7 @@ class ActionClient(_RclpyActionClient):
         self._settled: set[int] = set()  # goal requests whose goal was answered another way
         self._evidence: dict[bytes, int] = {}  # goal id -> status seen in feedback or on the status topic
         self._news = threading.Condition(self._request_lock)
+        self._destroyed = False
         super().__init__(*args, **kwargs)
 
     # -- the reliable calls ------------------------------------------------------------------------
@@ -313,6 +316,30 @@ class ActionClient(_RclpyActionClient):
     def take_data(self) -> Any:
         with self._request_lock:
             return super().take_data()
+
+    def destroy(self) -> None:
+        """Destroy the client on the thread that spins its node, between two of its waits. rclpy's
+        destroy frees the handle at once, and an executor spinning the node in another thread that
+        had already gathered this client then put the freed handle in its wait set ("action client
+        pointer is invalid", rcl_action/action_client.c): the spin thread died, and every task after
+        it failed (make test's graph suite, 2026-12-04, a client made and destroyed per task).
+        Called from a spin thread, or where no executor spins the node, it is destroyed at once."""
+        executor = self._node.executor
+        if executor is None or getattr(executor, "_is_shutdown", False) \
+                or isinstance(threading.current_thread(), SpinThread):
+            self._destroy_now()
+            return
+        done = threading.Event()
+        executor.create_task(self._destroy_now).add_done_callback(lambda _: done.set())
+        if not done.wait(DESTROY_WAIT_S):  # nothing spins the node now: nothing waits on the handle either
+            self._destroy_now()
+
+    def _destroy_now(self) -> None:
+        with self._request_lock:
+            if self._destroyed:
+                return
+            self._destroyed = True
+        super().destroy()
 
     def send_goal_async(self, goal: Any, feedback_callback: Any = None, goal_uuid: Any = None) -> Any:
         with self._request_lock:
