@@ -443,7 +443,10 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
             return self.touching > 0
 
         def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
-            return np.array([1.0, 0.0, 0.5]), np.eye(3)
+            return np.array([1.0, 0.0, 0.5]), np.array([0.0, 0.0, 0.0, 1.0])  # grasp_link's quaternion
+
+        def hand_rotation(self) -> np.ndarray:
+            return np.eye(3)
 
         def move_hand_straight(self, position, rotation, speed: float = 1.0) -> bool:
             self.moves.append(np.asarray(position))
@@ -476,6 +479,16 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
     standing.notice_posture()
     standing.tuck()
     assert tucked.tucks == 0 and tucked.moves == []
+
+
+def test_the_hand_rotation_is_the_frame_the_arm_is_moved_by(kitchen: HouseholdBody) -> None:
+    """MobileArm.hand_rotation is the hand frame move_hand takes (closing, across, approach), not
+    grasp_link's quaternion: given back, it turns the hand nowhere (a tuck's hand drawn back was
+    handed the quaternion and the bench stopped on a ValueError)."""
+    from conceptagent_ros.bodies.household.mobile_arm import mm_orientation
+
+    assert kitchen.arm.hand_rotation().shape == (3, 3)
+    assert abs(float(np.dot(mm_orientation(kitchen.arm.hand_rotation()), kitchen.arm.hand_pose()[1]))) > 0.9999
 
 
 def test_the_torso_lifts_the_arm_to_a_book_on_a_high_shelf_and_lowers_it_to_drive() -> None:

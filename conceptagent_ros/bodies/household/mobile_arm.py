@@ -311,6 +311,11 @@ class MobileArm:
         turned = Rotation.from_matrix(correction[:3, :3]) * Rotation.from_quat(quaternion)
         return correction[:3, :3] @ np.asarray(position, dtype=float) + correction[:3, 3], turned.as_quat()
 
+    def hand_rotation(self) -> np.ndarray:
+        """The hand frame's rotation now (columns: closing, across, approach), as the planners give
+        it to move_hand; hand_pose's quaternion is the description's grasp_link."""
+        return Rotation.from_quat(self.hand_pose()[1]).as_matrix() @ MM_TOOL_AXES.T
+
     def finger_gap(self) -> float:
         return float(sum(self.p.getJointState(self.robot, j, physicsClientId=self.client)[0] for j in self.fingers))
 

@@ -113,7 +113,7 @@ class Stance:
         carried = set(self.grip.carried_bodies())
         if not self.arm.hand_touches(carried):
             return
-        position, rotation = self.arm.hand_pose()
+        position, rotation = self.arm.hand_pose()[0], self.arm.hand_rotation()
         pose = self.base.believed
         towards = np.array([pose.x, pose.y]) - position[:2]
         distance = float(np.linalg.norm(towards))
@@ -121,8 +121,8 @@ class Stance:
         if back > 0.0:
             self.arm.move_hand_straight(position + np.append(towards / distance * back, 0.0), rotation, speed=0.3)
         if self.arm.hand_touches(carried):
-            here, rotation = self.arm.hand_pose()
-            self.arm.move_hand_straight(here + np.array([0.0, 0.0, FREE_HAND_UP]), rotation, speed=0.3)
+            here = self.arm.hand_pose()[0]
+            self.arm.move_hand_straight(here + np.array([0.0, 0.0, FREE_HAND_UP]), self.arm.hand_rotation(), speed=0.3)
 
     def carry_within_footprint(self) -> None:
         """Turn the tucked hand about its own axis (CARRY_ROLLS) to where the held thing stands out
