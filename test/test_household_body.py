@@ -378,13 +378,13 @@ def test_a_turn_on_the_spot_stops_short_of_what_it_would_strike() -> None:
 
 
 def test_a_drive_stopped_against_something_a_few_centimetres_short_of_its_goal_has_arrived() -> None:
-    """Stance._stopped_short on a stand-in base: BLOCKED 6 cm short of the goal (localization put the
+    """stance.stopped_short on a stand-in base: BLOCKED 6 cm short of the goal (localization put the
     counter nearer than the map has it), the base turns to the goal's heading and the drive counts
     as arrived, saying so; 40 cm short, or stopped by a timeout, it is still a failure."""
     import math
     from types import SimpleNamespace
 
-    from conceptagent_ros.bodies.household.stance import Stance
+    from conceptagent_ros.bodies.household.stance import Stance, stopped_short
     from conceptagent_ros.navigation.pybullet_base import DriveResult
     from conceptagent_ros.scene.geometry import Pose2D
 
@@ -409,7 +409,7 @@ def test_a_drive_stopped_against_something_a_few_centimetres_short_of_its_goal_h
         stance.grip = SimpleNamespace(carried_bodies=lambda: [], carry=lambda: None)  # type: ignore[assignment]
         stance.moved = lambda: None  # type: ignore[method-assign]
         result = DriveResult(False, code, "the robot touched countertop_1 at (0.94, 0.00)", 1.0, 5.0, stance.base.pose)
-        after = stance._stopped_short(result, (1.0, 0.0), math.radians(90))
+        after = stopped_short(stance, result, (1.0, 0.0), math.radians(90))
         if after.reached:
             assert stance.base.pose.yaw == pytest.approx(math.radians(90))
         return after
@@ -427,7 +427,8 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
     alone."""
     from types import SimpleNamespace
 
-    from conceptagent_ros.bodies.household.stance import FREE_HAND_BACK, Stance
+    from conceptagent_ros.bodies.household.posture import FREE_HAND_BACK
+    from conceptagent_ros.bodies.household.stance import Stance
     from conceptagent_ros.navigation.pybullet_base import TUCKED
     from conceptagent_ros.scene.geometry import Pose2D
     from conceptagent_ros.world.robot_description import ARM_JOINTS

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from action_msgs.msg import GoalStatus
+from rclpy._rclpy_pybind11 import InvalidHandle
 from rclpy.action import ActionClient as _RclpyActionClient
 from rclpy.action.client import ClientGoalHandle
 from unique_identifier_msgs.msg import UUID
@@ -339,7 +340,10 @@ class ActionClient(_RclpyActionClient):
             if self._destroyed:
                 return
             self._destroyed = True
-        super().destroy()
+        try:
+            super().destroy()
+        except InvalidHandle:  # its node was destroyed first, and the handle with it
+            pass
 
     def send_goal_async(self, goal: Any, feedback_callback: Any = None, goal_uuid: Any = None) -> Any:
         with self._request_lock:

@@ -420,8 +420,7 @@ class HouseholdBody(SkilledBody):
         far = self._out_of_reach(call)
         if far is not None:
             return SkillOutcome(call, False, f"{call} was refused: {far}", "precondition")
-        self.stance.notice_posture()
-        self.stance.tuck()  # to see unhidden by the arm what the skill will plan on (look())
+        self.stance.tuck_as_a_skill_starts()  # to see unhidden by the arm what the skill will plan on (look())
         self.stance.lift_torso(self.stance.torso_for(call))
         self._view = self.sight.clouds(LOOK_TILTS)
         if call.skill == "place" and self.kinds.get(call.args[1]) == "door" and call.args[1] in self._view:

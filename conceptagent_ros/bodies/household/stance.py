@@ -14,6 +14,7 @@ from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.bodies.household.grip import Grip
 from conceptagent_ros.bodies.household.mobile_arm import MobileArm
+from conceptagent_ros.bodies.household.posture import at_tucked, free_hand
 from conceptagent_ros.bodies.household.sight import LOOK_TILTS, Seen, Sight
 from conceptagent_ros.manipulation.clouds import fit_plane
 from conceptagent_ros.manipulation.hand_frame import hand_frame
@@ -26,7 +27,7 @@ from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBul
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 from conceptagent_ros.world.house import House
-from conceptagent_ros.world.robot_description import ARM_JOINTS, FOOTPRINT_RADIUS, TORSO_TRAVEL
+from conceptagent_ros.world.robot_description import FOOTPRINT_RADIUS, TORSO_TRAVEL
 from conceptagent_ros.world.sdf_world import front_yaw
 
 LOOK_YAWS = 6  # views of a look around (the camera is 60 degrees across)
@@ -40,9 +41,6 @@ FACING_TOLERANCE = math.radians(20.0)  # a skill's target further off the headin
 # the tucked hand's turns about its axis tried for carrying (carry_within_footprint), the tuck's own first
 CARRY_ROLLS = (0.0, math.pi / 2, -math.pi / 2)
 TURN_STEP = math.radians(10.0)  # a turn on the spot is checked for collisions at least this often
-TUCKED_WITHIN = 0.1  # radians each joint may stand off the tucked posture for the arm to count as tucked
-FREE_HAND_BACK = 0.3  # metres a hand that touches something is drawn back toward the mast before a tuck, at most
-FREE_HAND_UP = 0.1  # metres it is then raised, where it still touches
 ARRIVED_WITHIN = 0.15  # metres from a drive's goal a base stopped by its last turn counts as there
 CLEARANCE_MARGIN = 0.05  # metres the base's paths keep clear of everything, beyond its radius
 ROOM_STOP_TOLERANCE = 1.5  # metres from a room's middle within which a free stop for the base is sought
@@ -86,43 +84,20 @@ class Stance:
     # -- the arm's posture --------------------------------------------------------------------------
     def tuck(self) -> None:
         if not self.tucked:
-            self._free_hand()
+            free_hand(self.arm, self.base.believed, set(self.grip.carried_bodies()))
             self.arm.tuck(TUCKED)
             self.tucked = True
             if self.grip.held is not None:
                 self.carry_within_footprint()
 
+    def tuck_as_a_skill_starts(self) -> None:
+        self.notice_posture()
+        self.tuck()
+
     def notice_posture(self) -> None:
-        """The tucked flag from where the arm stands now, at the start of a skill: a door's push that
-        did not reach left the arm where it stopped, under a worktop, with the flag still set by the
-        look before it, and no drive after it tucked the arm again (every one stopped on its first
-        step, the hand against the counter). Within a door's skill the flag is left as its steps
-        set it: its stances are driven to with the arm as the last pull left it."""
-        self.tucked = self.tucked and self._at_tucked()
-
-    def _at_tucked(self) -> bool:
-        """The arm stands tucked (its wrist's roll aside: carry_within_footprint turns it)."""
-        now = dict(zip(ARM_JOINTS, self.arm.joint_angles()))
-        return all(abs(now[name] - angle) <= TUCKED_WITHIN for name, angle in TUCKED.items() if name != "wrist_3_joint")
-
-    def _free_hand(self) -> None:
-        """A hand that touches something is first drawn straight back toward the mast, level, as
-        it is turned (FREE_HAND_BACK at most), then up: a push that did not reach left the hand
-        under the worktop over a base unit, the tuck's joint-space move jammed it there, and every
-        drive after it stopped on its first step against the counter (moderate_03, 06)."""
-        carried = set(self.grip.carried_bodies())
-        if not self.arm.hand_touches(carried):
-            return
-        position, rotation = self.arm.hand_pose()[0], self.arm.hand_rotation()
-        pose = self.base.believed
-        towards = np.array([pose.x, pose.y]) - position[:2]
-        distance = float(np.linalg.norm(towards))
-        back = min(FREE_HAND_BACK, max(0.0, distance - FOOTPRINT_RADIUS))
-        if back > 0.0:
-            self.arm.move_hand_straight(position + np.append(towards / distance * back, 0.0), rotation, speed=0.3)
-        if self.arm.hand_touches(carried):
-            here = self.arm.hand_pose()[0]
-            self.arm.move_hand_straight(here + np.array([0.0, 0.0, FREE_HAND_UP]), self.arm.hand_rotation(), speed=0.3)
+        """The tucked flag from the arm's joints, as a skill starts (posture.py: a door's push left
+        the arm out with the flag set); within a door's skill the flag stands as its steps set it."""
+        self.tucked = self.tucked and at_tucked(self.arm)
 
     def carry_within_footprint(self) -> None:
         """Turn the tucked hand about its own axis (CARRY_ROLLS) to where the held thing stands out
@@ -420,7 +395,7 @@ class Stance:
             path = plan_path(self.costmap, start, goal_xy)
         except NavigationError as e:
             return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
-        result = self._stopped_short(self.drive(path, goal_yaw), goal_xy, goal_yaw)
+        result = stopped_short(self, self.drive(path, goal_yaw), goal_xy, goal_yaw)
         self.look_around()
         if not result.reached:
             return SkillOutcome(call, False, f"{call} failed: {result.code}: {result.message}", "physical", result.code)
@@ -436,20 +411,6 @@ class Stance:
                                 "OUT_OF_REACH")
         stopped = f", {result.message}" if result.message != "arrived" else ""
         return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s{stopped}")
-
-    def _stopped_short(self, result: DriveResult, goal: tuple[float, float], yaw: float) -> DriveResult:
-        """A drive that touched something within ARRIVED_WITHIN of its goal has arrived once the
-        base turns to the goal's heading (either way round): localization's few centimetres of
-        error can put a counter that much nearer than the map has it, and a bumper's stop there is
-        where the robot meant to be. (The repeated stops of moderate_03 and 06 were an arm left out
-        instead: notice_posture.)"""
-        there = self.base.believed
-        short = math.dist((there.x, there.y), goal)
-        if result.code != "BLOCKED" or short > ARRIVED_WITHIN or self.turn_to(yaw):
-            return result
-        self.moved()
-        return replace(result, reached=True, code="", pose=self.base.believed,
-                       message=f"stopped {100 * short:.0f} cm short, against what it touched ({result.message})")
 
     def sense_obstacles(self) -> None:
         """A lidar sweep from where the base stands into the obstacle layer, and the costmap the
@@ -496,3 +457,16 @@ class Stance:
         result = self.drive(path, approach.pose.yaw)
         self.look_around()
         return None if result.reached else f"{result.code}: {result.message}"
+
+
+def stopped_short(stance: Stance, result: DriveResult, goal: tuple[float, float], yaw: float) -> DriveResult:
+    """A drive that touched something within ARRIVED_WITHIN of its goal has arrived once the
+    base turns to the goal's heading (either way round): localization's few centimetres of
+    error can put a counter that much nearer than the map has it."""
+    there = stance.base.believed
+    short = math.dist((there.x, there.y), goal)
+    if result.code != "BLOCKED" or short > ARRIVED_WITHIN or stance.turn_to(yaw):
+        return result
+    stance.moved()
+    return replace(result, reached=True, code="", pose=stance.base.believed,
+                   message=f"stopped {100 * short:.0f} cm short, against what it touched ({result.message})")
