@@ -204,18 +204,24 @@ def test_something_on_the_way_that_the_map_does_not_have_blocks_the_base(kitchen
     assert math.dist((result.pose.x, result.pose.y), middle) < 0.15 + 0.22 + 0.05
 
 
+def _to_the_sink(kitchen):  # noqa: ANN001, ANN202 - the fixture's tuple; (path, goal, first leg's ends, its direction)
+    """The planned path from where the base stands to its approach to the sink, and its first leg."""
+    base, cm, plan, boxes = kitchen
+    sink = boxes["sink_1"]
+    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (base.pose.x, base.pose.y)).pose
+    path = plan_path(cm, (base.pose.x, base.pose.y), (goal.x, goal.y))
+    a, b = np.asarray(path.waypoints[0]), np.asarray(path.waypoints[1])
+    return path, goal, (a, b), (b - a) / np.linalg.norm(b - a)
+
+
 def test_a_base_that_starts_touching_something_backs_away_and_drives(kitchen) -> None:
     """A crate against the base's back as a drive starts (a drive stopped there, or an arm's work
     left the base there): the base backs off it along the contact, then drives; a base left in
     contact was stopped on the first step of every drive."""
-    base, cm, plan, boxes = kitchen
+    base = kitchen[0]
     p, client = base.p, base.client
     start = base.pose
-    sink = boxes["sink_1"]
-    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (start.x, start.y)).pose
-    path = plan_path(cm, (start.x, start.y), (goal.x, goal.y))
-    a, b = np.asarray(path.waypoints[0]), np.asarray(path.waypoints[1])
-    along = (b - a) / np.linalg.norm(b - a)
+    path, goal, (a, b), along = _to_the_sink(kitchen)
     at = np.array([start.x, start.y]) - along * (0.22 + 0.1 - 0.01)  # 1 cm into the base, behind it
     crate = p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.2], physicsClientId=client),
                               basePosition=[float(at[0]), float(at[1]), 0.2], physicsClientId=client)
@@ -231,14 +237,10 @@ def test_a_base_that_starts_touching_something_backs_away_and_drives(kitchen) ->
 def test_what_the_hand_carries_striking_something_stops_the_drive(kitchen) -> None:
     """The base clears a crate beside its path, but a pole carried across it does not: the drive
     stops with CARRY_COLLISION and names what was struck."""
-    base, cm, plan, boxes = kitchen
+    base = kitchen[0]
     p, client = base.p, base.client
     start = base.pose
-    sink = boxes["sink_1"]
-    goal = approach_goal(cm, plan.walls, sink.center[:2], sink.size, (start.x, start.y)).pose
-    path = plan_path(cm, (start.x, start.y), (goal.x, goal.y))
-    a, b = np.asarray(path.waypoints[0]), np.asarray(path.waypoints[1])
-    along = (b - a) / np.linalg.norm(b - a)
+    path, goal, (a, b), along = _to_the_sink(kitchen)
     left = np.array([-along[1], along[0]])
     beside = (a + b) / 2 + left * 0.45  # its near face 35 cm from the path: the base (22 cm) clears it
     crate = p.createMultiBody(0, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.4], physicsClientId=client),

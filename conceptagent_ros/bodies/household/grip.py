@@ -119,13 +119,19 @@ class Grip:
     def squeezed(self, object_id: str, link: int | None = None) -> bool:
         """Both fingers press the thing (its `link` only, where given) with SQUEEZED newtons or more."""
         body = self.bodies.get(object_id)
-        if body is None:
-            return False
+        return body is not None and all(force is not None and force >= SQUEEZED
+                                        for force in self._finger_forces(body, link))
+
+    def _finger_forces(self, body: int, link: int | None = None) -> list[float | None]:
+        """Per finger, the newtons it presses `body` (its `link` only, where given) with; None for a
+        finger with no contact point on it."""
         p, c = self.p, self.client
         only = {} if link is None else {"linkIndexB": link}
-        return all(sum(cp[9] for cp in p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger,
-                                                         physicsClientId=c, **only)) >= SQUEEZED
-                   for finger in self.arm.finger_links)
+        forces: list[float | None] = []
+        for finger in self.arm.finger_links:
+            contacts = p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger, physicsClientId=c, **only)
+            forces.append(sum(cp[9] for cp in contacts) if contacts else None)
+        return forces
 
     def _weld_to_hand(self, object_id: str) -> None:
         p, c = self.p, self.client
@@ -212,11 +218,8 @@ class Grip:
         HANDLE_BETWEEN apart, and still do SUSTAINED_STEPS later: its handle is between them. A bar
         closed on a little off the hand's middle was pressed at 0.8 and 2.6 newtons, under SQUEEZED,
         though the fingers stood on it 2 cm apart, its width."""
-        p, c = self.p, self.client
-
         def both_touch() -> bool:
-            return all(p.getContactPoints(bodyA=self.robot, bodyB=body, linkIndexA=finger, linkIndexB=link,
-                                          physicsClientId=c) for finger in self.arm.finger_links)
+            return all(force is not None for force in self._finger_forces(body, link))
 
         if self.arm.finger_gap() < HANDLE_BETWEEN or not both_touch():
             return False

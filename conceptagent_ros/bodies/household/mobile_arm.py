@@ -371,7 +371,7 @@ class MobileArm:
         it carries)."""
         p, c = self.p, self.client
         p.performCollisionDetection(physicsClientId=c)
-        hand = {link_index(p, self.robot, c, name) for name in HAND_LINKS}
+        hand = self.clearance.hand_links  # the description's hand links, looked up once
         return any(h[3] in hand and h[2] != self.robot and h[2] not in besides and h[8] < 0.0
                    for h in p.getContactPoints(bodyA=self.robot, physicsClientId=c))
 
