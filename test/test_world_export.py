@@ -4,6 +4,7 @@ layout puts it, nothing inside anything else, doors and drawers moving within th
 occupancy map read as map_server would (PIL and YAML) against the world's geometry in PyBullet."""
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -386,3 +387,66 @@ def test_a_cabinet_the_scene_puts_where_a_counter_stands_is_under_its_top(worlds
         assert lo[0] - 1e-3 <= unit_lo[0] and unit_hi[0] <= hi[0] + 1e-3
     finally:
         p.disconnect(client)
+
+
+
+# doors no push opens, as house_geometry.layout stands another piece before them: the family house's
+# wall cabinet (1.6 m up in its scene) stands on the floor behind the counter (the layout hangs no
+# wall units) and meets it 2 degrees open; its oven, under the burners in the scene, has the second
+# burner moved out before it and meets it 3 degrees open
+BLOCKED_BY_THE_LAYOUT = {("family_house", "cabinet_1"), ("family_house", "oven_1")}
+
+
+def _pushed_doors(sdf: Path) -> dict[str, tuple[float, float]]:
+    """Each hinged door in the world as the project loads it, under gravity, pushed by 10 N at its
+    middle square to its face for up to two seconds or until 60 degrees open: how far it swung
+    (degrees) and how far its cabinet moved (metres)."""
+    p = pytest.importorskip("pybullet")
+    from conceptagent_ros.world.pybullet_world import load_world
+
+    client = p.connect(p.DIRECT)
+    try:
+        bodies = load_world(p, sdf, client)
+        p.setGravity(0, 0, -9.81, physicsClientId=client)
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=client)
+        swung: dict[str, tuple[float, float]] = {}
+        for model, body in sorted(bodies.items()):
+            hinges = [j for j in range(p.getNumJoints(body, physicsClientId=client))
+                      if p.getJointInfo(body, j, physicsClientId=client)[2] == p.JOINT_REVOLUTE]
+            for j in hinges:
+                carcass = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+                for _ in range(480):
+                    if abs(p.getJointState(body, j, physicsClientId=client)[0]) > math.radians(60):
+                        break
+                    state = p.getLinkState(body, j, physicsClientId=client)
+                    square = Rotation.from_quat(state[5]).apply([1.0, 0.0, 0.0])  # out of the door's face, as it turns
+                    p.applyExternalForce(body, j, (10.0 * square).tolist(), state[0], p.WORLD_FRAME,
+                                         physicsClientId=client)
+                    p.stepSimulation(physicsClientId=client)
+                angle = math.degrees(abs(p.getJointState(body, j, physicsClientId=client)[0]))
+                shifted = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0]) - carcass
+                swung[model] = (angle, float(np.linalg.norm(shifted)))
+        return swung
+    finally:
+        p.disconnect(client)
+
+
+@pytest.mark.parametrize("name", SCENES)
+def test_a_hand_sized_push_swings_each_hinged_door_open_past_what_stands_beside_it(worlds, name) -> None:
+    """10 N on a door's middle swings it 55 degrees open or more, its cabinet staying put. (Hung at
+    the middle of its thickness, a door's outer edge swung sideways into what stood beside the unit:
+    the base unit's door under the studio's worktop jammed against the worktop's side 8 degrees open.)"""
+    swung = {door: moved for door, moved in _pushed_doors(worlds / f"{name}.sdf").items()
+             if (name, door) not in BLOCKED_BY_THE_LAYOUT}
+    assert swung, "no hinged door in the world"
+    stuck = {door: (round(angle), round(shifted, 3)) for door, (angle, shifted) in swung.items()
+             if angle < 55 or shifted > 0.01}
+    assert not stuck, stuck
+
+
+@pytest.mark.xfail(strict=True, reason="house_geometry.layout stands a piece before the family house's wall cabinet "
+                                       "and its oven (BLOCKED_BY_THE_LAYOUT)")
+def test_no_piece_the_layout_moves_stands_before_a_door(worlds) -> None:
+    swung = _pushed_doors(worlds / "family_house.sdf")
+    assert all(swung[door][0] >= 55 for scene, door in BLOCKED_BY_THE_LAYOUT if scene == "family_house")
