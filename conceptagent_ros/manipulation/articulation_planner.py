@@ -51,6 +51,9 @@ class FrontGeometry:
     proud: float = 0.0  # how far the handle's face stands out of the front (m)
     handle_top: float = 0.0  # z of the handle's top
     proud_above: float = 0.0  # metres out of the front a point stood to count as the handle's
+    # the points standing proud of the front, and the handle's group among them (_handle_points)
+    proud_points: np.ndarray | None = None
+    handle_points: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,12 @@ def front_geometry(points: object, robot_base: object, config: ArticulationConfi
     width_axis = np.array([-normal[1], normal[0], 0.0])
     along = (inliers - centre) @ width_axis
     height = cloud @ normal + offset
-    proud = _handle_points(cloud[height > proud_above], width_axis)
+    standing_out = cloud[height > proud_above]
+    proud = _handle_points(standing_out, width_axis)
     handle = _middle(proud, width_axis, normal) if len(proud) >= 3 else None
     return FrontGeometry(plane, normal, centre, width_axis, float(np.abs(along).max()), float(inliers[:, 2].max()),
                          handle, float(height.max()) if handle is not None else 0.0,
-                         float(proud[:, 2].max()) if handle is not None else 0.0, proud_above)
+                         float(proud[:, 2].max()) if handle is not None else 0.0, proud_above, standing_out, proud)
 
 
 # Depth noise (a real camera's, or bodies/sensing's realistic one) spreads a flat front over
@@ -322,7 +326,7 @@ def plan_door(points: object, robot_base: object, gripper: GripperSpec, action: 
     out = max(float(front.handle @ front.normal) - face, gripper.finger_depth / 2 + gripper.clearance)
     grasp = front.handle + front.normal * (face + out - float(front.handle @ front.normal))
     radius = float((grasp - door.hinge) @ door.along)
-    upright = _upright_bar(points, front, cfg) if upright is None else upright
+    upright = _upright_bar(front) if upright is None else upright
     closing = front.width_axis if upright else np.array([0.0, 0.0, 1.0])
     rotation = hand_frame(-front.normal, closing)
     sense = door.turn if action == "open" else -door.turn
@@ -383,18 +387,17 @@ def _middle(points: np.ndarray, width_axis: np.ndarray, normal: np.ndarray) -> n
     return np.array([horizontal[0], horizontal[1], z])
 
 
-def _upright_bar(points: object, front: FrontGeometry, cfg: ArticulationConfig) -> bool:
+def _upright_bar(front: FrontGeometry) -> bool:
     """Whether the handle's points spread more up and down than along the front."""
-    cloud = clean(points, "front")
-    proud = cloud[cloud @ front.normal - float(front.centre @ front.normal) > max(cfg.handle_min_height, front.proud_above)]
-    if len(proud) < 3:
+    proud = front.proud_points
+    if proud is None or len(proud) < 3:
         return False
     # judged on the handle's group: with noisy depth, stray proud points along a base unit's whole
     # door (its rim, the worktop's edge over it) spread wider than its upright bar is tall, and the
     # fingers closed up and down beside the bar. A hand turned so that it is out of reach is turned
     # the other way by the caller (the family house's fridge is held so)
-    group = _handle_points(proud, front.width_axis)
-    if len(group) >= MIN_BAR_POINTS:
+    group = front.handle_points
+    if group is not None and len(group) >= MIN_BAR_POINTS:
         proud = group
     return float(np.ptp(proud[:, 2])) > float(np.ptp(proud @ front.width_axis))
 

@@ -47,6 +47,9 @@ class DriveLimits:
     yaw_tolerance: float = 0.1  # rad
 
 
+ARRIVED = "arrived"  # a DriveResult's message where the base got there with nothing to add
+
+
 @dataclass(frozen=True)
 class DriveResult:
     reached: bool
@@ -239,7 +242,7 @@ class PyBulletBase:
             if at_goal:
                 error = _wrap(goal_yaw - pose.yaw)
                 if abs(error) <= limits.yaw_tolerance:
-                    return DriveResult(True, "", "arrived", travelled, t, pose)
+                    return DriveResult(True, "", ARRIVED, travelled, t, pose)
                 v, w = 0.0, math.copysign(min(limits.turn_rate, 2.0 * abs(error)), error)
             else:
                 while target < len(path.waypoints) - 1 and \

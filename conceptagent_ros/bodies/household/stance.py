@@ -23,7 +23,7 @@ from conceptagent_ros.navigation.approach import Approach, approach_goal
 from conceptagent_ros.navigation.errors import NavigationError
 from conceptagent_ros.navigation.obstacle_layer import ObstacleLayer
 from conceptagent_ros.navigation.path_planner import PlannedPath, costmap, nearest_free, plan_path
-from conceptagent_ros.navigation.pybullet_base import TUCKED, DriveResult, PyBulletBase
+from conceptagent_ros.navigation.pybullet_base import ARRIVED, TUCKED, DriveResult, PyBulletBase
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
 from conceptagent_ros.world.house import House
@@ -409,7 +409,7 @@ class Stance:
             return SkillOutcome(call, False, f"{call} failed: OUT_OF_REACH: the base stands as near as the map "
                                              f"allows after {result.travelled:.1f} m, and {far}", "physical",
                                 "OUT_OF_REACH")
-        stopped = f", {result.message}" if result.message != "arrived" else ""
+        stopped = f", {result.message}" if result.message != ARRIVED else ""
         return SkillOutcome(call, True, f"{call}: arrived after {result.travelled:.1f} m in {result.seconds:.0f} s{stopped}")
 
     def sense_obstacles(self) -> None:
