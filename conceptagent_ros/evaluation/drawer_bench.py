@@ -78,10 +78,11 @@ def opening_against_carcass(drawer_points: np.ndarray, carcass_points: np.ndarra
     return drawer_opening(drawer_points, closed)
 
 
-def run_drawer_episode(drawer: str, action: Literal["open", "close"], seed: int) -> DrawerEpisode:
+def run_drawer_episode(drawer: str, action: Literal["open", "close"], seed: int,
+                       sensing: str = "ideal") -> DrawerEpisode:
     cabinet = cabinet_for(drawer, action, seed)
     spec = load_robot_spec("panda")
-    world = GraspWorld([], seed, cabinet=cabinet)
+    world = GraspWorld([], seed, cabinet=cabinet, sensing=sensing)
     shown = asdict(cabinet) | {"yaw_deg": round(math.degrees(cabinet.yaw), 1)}
     try:
         before = world.table.drawer_opening(drawer)
@@ -109,12 +110,12 @@ def run_drawer_episode(drawer: str, action: Literal["open", "close"], seed: int)
         world.close()
 
 
-def run_drawer_bench(seeds: int, stream) -> list[DrawerEpisode]:  # noqa: ANN001 - a text stream
+def run_drawer_bench(seeds: int, stream, sensing: str = "ideal") -> list[DrawerEpisode]:  # noqa: ANN001 - a text stream
     jobs = [(d, a, s) for s in range(seeds) for a in ("open", "close") for d in DRAWERS]
     episodes: list[DrawerEpisode] = []
     started = time.perf_counter()
     for i, (drawer, action, seed) in enumerate(jobs, 1):
-        e = run_drawer_episode(drawer, action, seed)  # type: ignore[arg-type]
+        e = run_drawer_episode(drawer, action, seed, sensing)  # type: ignore[arg-type]
         episodes.append(e)
         eta = (time.perf_counter() - started) / i * (len(jobs) - i)
         stream.write(f"[{i:>4}/{len(jobs)}] seed {seed} {action} {drawer}: {'ok' if e.success else e.code} "

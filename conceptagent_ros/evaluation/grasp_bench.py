@@ -127,11 +127,12 @@ def _clear_away(world: GraspWorld, name: str) -> None:
     table.step(60)
 
 
-def run_episode(objects: Sequence[str], seed: int, picture: Path | None = None) -> list[GraspEpisode]:
+def run_episode(objects: Sequence[str], seed: int, picture: Path | None = None,
+                sensing: str = "ideal") -> list[GraspEpisode]:
     """Drop `objects` on the table and pick each in turn; one GraspEpisode per pick. With `picture`
     (and none there yet), the first plan's candidates are drawn on their cloud into it."""
     spec = load_robot_spec("panda")
-    world = GraspWorld(list(objects), seed)
+    world = GraspWorld(list(objects), seed, sensing=sensing)
     episodes = []
     try:
         planner = GraspPlanner(spec.gripper, spec.arm, world.kinematics.reachable)
@@ -178,7 +179,7 @@ def run_episode(objects: Sequence[str], seed: int, picture: Path | None = None) 
 
 def run_grasp_bench(objects: Sequence[str], seeds: int, clutter: int = 1, stream: TextIO | None = None,
                     on_episode: Callable[[GraspEpisode], None] | None = None,
-                    picture: Path | None = None) -> list[GraspEpisode]:
+                    picture: Path | None = None, sensing: str = "ideal") -> list[GraspEpisode]:
     stream = stream or sys.stderr
     if seeds < 1 or clutter < 1:
         raise ConceptAgentError("--seeds and --clutter must be at least 1")
@@ -197,7 +198,7 @@ def run_grasp_bench(objects: Sequence[str], seeds: int, clutter: int = 1, stream
     episodes: list[GraspEpisode] = []
     started = time.perf_counter()
     for index, (group, seed) in enumerate(jobs, 1):
-        for episode in run_episode(group, seed, picture):
+        for episode in run_episode(group, seed, picture, sensing):
             episodes.append(episode)
             if on_episode is not None:
                 on_episode(episode)

@@ -57,9 +57,9 @@ def judge_placed(world: GraspWorld, name: str, tray: TraySpec) -> tuple[bool, st
     return True, "in the tray"
 
 
-def run_place_episode(name: str, seed: int) -> PlaceEpisode:
+def run_place_episode(name: str, seed: int, sensing: str = "ideal") -> PlaceEpisode:
     spec = load_robot_spec("panda")
-    world = GraspWorld([name], seed, tray=TRAY)
+    world = GraspWorld([name], seed, tray=TRAY, sensing=sensing)
     try:
         clouds = world.perceive()
         scene = np.concatenate([clouds.get("table", np.zeros((0, 3))), clouds.get("tray", np.zeros((0, 3)))])
@@ -91,12 +91,13 @@ def run_place_episode(name: str, seed: int) -> PlaceEpisode:
         world.close()
 
 
-def run_place_bench(objects: Sequence[str], seeds: int, stream) -> list[PlaceEpisode]:  # noqa: ANN001
+def run_place_bench(objects: Sequence[str], seeds: int, stream,  # noqa: ANN001 - a text stream
+                    sensing: str = "ideal") -> list[PlaceEpisode]:
     episodes: list[PlaceEpisode] = []
     jobs = [(o, s) for s in range(seeds) for o in objects]
     started = time.perf_counter()
     for index, (name, seed) in enumerate(jobs, 1):
-        episode = run_place_episode(name, seed)
+        episode = run_place_episode(name, seed, sensing)
         episodes.append(episode)
         eta = (time.perf_counter() - started) / index * (len(jobs) - index)
         stream.write(f"[{index:>4}/{len(jobs)}] seed {seed} {name}: {'ok' if episode.success else episode.code}  "

@@ -96,3 +96,18 @@ def incidence(depth: np.ndarray, intrinsics: Intrinsics) -> np.ndarray:
     ray = points / np.linalg.norm(points, axis=-1, keepdims=True)
     cosine = np.abs(np.sum(normal * ray, axis=-1)) / np.where(length > 0, length, np.nan)
     return np.arccos(np.clip(cosine, 0.0, 1.0))
+
+
+STILL_FRAMES = 5  # frames a look takes of a scene that stands still, with noise on (their median)
+
+
+def still_frames(noise: DepthNoise, rendered: np.ndarray, intrinsics: Intrinsics, rng: np.random.Generator,
+                 frames: int = STILL_FRAMES) -> np.ndarray:
+    """`frames` frames of an unmoving scene through the noise model, their per-pixel median (where
+    most of them returned depth): what a camera that stands still takes a look as, since the model's
+    noise is independent from frame to frame."""
+    shots = np.stack([noise.apply(rendered, intrinsics, rng) for _ in range(frames)])
+    returned = np.isfinite(shots).sum(axis=0)
+    with np.errstate(all="ignore"):
+        median = np.nanmedian(np.where(returned[None] > 0, shots, 0.0), axis=0)
+    return np.where(returned * 2 > frames, median, np.nan)

@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from conceptagent_ros.perception.depth_noise import DepthNoise, optical_points, still_frames
+from conceptagent_ros.perception.frames import Intrinsics
+
 LINK_SHIFT = 24  # PyBullet packs (link + 1) above bit 24 of a segmentation value, the body below
 
 
@@ -50,6 +53,32 @@ def capture(p: Any, client: int, view: np.ndarray, projection: np.ndarray, width
     world = ndc @ np.linalg.inv(projection @ view).T
     world = (world[:, :3] / world[:, 3:]).reshape(height, width, 3)
     return Capture(rgba[..., :3], world, buffer, seg)
+
+
+def projection_intrinsics(projection: np.ndarray, width: int, height: int) -> Intrinsics:
+    """The pinhole an OpenGL projection (a centred frustum, as PyBullet computes it) is, in the
+    pixel convention of frames.Intrinsics (the first pixel's centre at 0)."""
+    return Intrinsics(width, height, float(projection[0, 0]) * width / 2.0, float(projection[1, 1]) * height / 2.0,
+                      (width - 1) / 2.0, (height - 1) / 2.0)
+
+
+def seen_through(shot: Capture, view: np.ndarray, projection: np.ndarray, noise: DepthNoise,
+                 rng: np.random.Generator) -> Capture:
+    """The capture as a real depth camera standing still returns it: the depth along the optical
+    axis put through `noise` (perception/depth_noise: a look is the median of a few frames), and the
+    points back-projected from that; NaN points where the camera returns no depth (and at the far
+    clip). Colour and segmentation stay as rendered."""
+    height, width = shot.buffer.shape
+    intrinsics = projection_intrinsics(projection, width, height)
+    seen = ~shot.at_far_clip()
+    homogeneous = np.concatenate([shot.points.reshape(-1, 3), np.ones((height * width, 1))], axis=1)
+    in_camera = (homogeneous @ view.T)[:, :3].reshape(height, width, 3)  # OpenGL: x right, y up, looking down -z
+    depth = np.where(seen, -in_camera[..., 2], np.nan)
+    noisy = still_frames(noise, depth, intrinsics, rng)
+    optical = optical_points(noisy, intrinsics)  # x right, y down, z forward
+    gl = np.stack([optical[..., 0], -optical[..., 1], -optical[..., 2], np.ones_like(noisy)], axis=-1)
+    world = (gl.reshape(-1, 4) @ np.linalg.inv(view).T)[:, :3].reshape(height, width, 3)
+    return Capture(shot.rgb, world, shot.buffer, shot.segmentation)
 
 
 def matrix(values: Any) -> np.ndarray:

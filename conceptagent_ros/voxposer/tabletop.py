@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conceptagent_ros.perception.pybullet_capture import Capture, capture, matrix
+from conceptagent_ros.perception.depth_noise import DepthNoise
+from conceptagent_ros.perception.pybullet_capture import Capture, capture, matrix, seen_through
 from conceptagent_ros.voxposer.api import ObjectCloud, SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
 
@@ -108,7 +109,12 @@ class Tabletop(PhysicsClient):
     """One PyBullet world (DIRECT, or GUI with gui=True). Not thread-safe; one per process is simplest."""
 
     def __init__(self, scene: TabletopScene, gui: bool = False, sim_hz: int = 240,
-                 camera_size: tuple[int, int] = (128, 96)) -> None:
+                 camera_size: tuple[int, int] = (128, 96), depth_noise: DepthNoise | None = None,
+                 seed: int = 0) -> None:
+        """`depth_noise`: what each camera's depth goes through before its points are made
+        (perception/depth_noise, drawn from a generator seeded by `seed`); None: the depth as rendered."""
+        self.depth_noise = depth_noise
+        self._noise_rng = np.random.default_rng([seed, 11])
         p = self.connect(gui)
         p.setGravity(0, 0, -9.81, physicsClientId=self.client)
         p.setTimeStep(1.0 / sim_hz, physicsClientId=self.client)
@@ -251,7 +257,10 @@ class Tabletop(PhysicsClient):
     # -- sensing ---------------------------------------------------------------------------------
     def render(self, camera: Camera) -> Capture:
         """The camera's image: colour, world points and per pixel the body and link it shows."""
-        return capture(self.p, self.client, camera.view, camera.projection, camera.width, camera.height)
+        shot = capture(self.p, self.client, camera.view, camera.projection, camera.width, camera.height)
+        if self.depth_noise is None:
+            return shot
+        return seen_through(shot, camera.view, camera.projection, self.depth_noise, self._noise_rng)
 
     def observe(self) -> SceneSnapshot:
         """Fuse the four cameras' segmented points per object into a snapshot for the map programs."""
@@ -260,7 +269,7 @@ class Tabletop(PhysicsClient):
             shot = self.render(camera)
             body_ids, link_ids = shot.bodies, shot.links
             for (body, link), name in self.names.items():
-                mask = (body_ids == body) & (link_ids == link)
+                mask = (body_ids == body) & (link_ids == link) & np.isfinite(shot.points).all(axis=-1)
                 if mask.any():
                     clouds.setdefault(name, []).append(shot.points[mask])
         objects = tuple(ObjectCloud(name, np.concatenate(parts)) for name, parts in sorted(clouds.items()))

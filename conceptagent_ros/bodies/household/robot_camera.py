@@ -16,14 +16,13 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from conceptagent_ros.bodies.household.mobile_arm import link_index
-from conceptagent_ros.perception.depth_noise import DepthNoise, optical_points
+from conceptagent_ros.perception.depth_noise import DepthNoise, optical_points, still_frames
 from conceptagent_ros.perception.frames import Frame, Intrinsics
 from conceptagent_ros.perception.pybullet_capture import capture, matrix
 
 HORIZONTAL_FOV = 1.05  # radians, the description's gz camera
 TILT_FORCE = 5.0  # newton-metres, the description's effort limit
 NEAR, FAR = 0.1, 10.0
-STILL_FRAMES = 5  # frames a look takes from where the robot stands still, with noise on (their median)
 
 
 @dataclass
@@ -61,17 +60,6 @@ class RobotCamera:
         p.setJointMotorControl2(self.robot, self.link, p.POSITION_CONTROL, angle, force=TILT_FORCE,
                                 physicsClientId=self.client)
 
-    def _still_frames(self, rendered: np.ndarray) -> np.ndarray:
-        """STILL_FRAMES frames of the unmoving scene through the noise model, their per-pixel median
-        (where most of them returned depth): what a robot standing still takes a look as, since the
-        model's noise is independent from frame to frame."""
-        assert self.noise is not None
-        frames = np.stack([self.noise.apply(rendered, self.intrinsics(), self.rng) for _ in range(STILL_FRAMES)])
-        returned = np.isfinite(frames).sum(axis=0)
-        with np.errstate(all="ignore"):
-            median = np.nanmedian(np.where(returned[None] > 0, frames, 0.0), axis=0)
-        return np.where(returned * 2 > STILL_FRAMES, median, np.nan)
-
     def intrinsics(self) -> Intrinsics:
         """The pinhole PyBullet's projection is (square pixels, centred)."""
         return Intrinsics.from_fov(self.width, self.height, math.degrees(HORIZONTAL_FOV))
@@ -106,7 +94,7 @@ class RobotCamera:
             optical = correction @ optical
         if self.noise is not None:  # the points then come from the depth as the camera returns it
             rendered = np.where(np.isfinite(world).all(axis=-1), depth, np.nan)
-            depth = self._still_frames(rendered)
+            depth = still_frames(self.noise, rendered, self.intrinsics(), self.rng)
             world = optical_points(depth, self.intrinsics()) @ optical[:3, :3].T + optical[:3, 3]
         elif moved:
             world = world @ correction[:3, :3].T + correction[:3, 3]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from conceptagent_ros.bodies.sensing import sensing_named
 from conceptagent_ros.bodies.tabletop.shapes import parse_shape, shape_urdf_file
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.clouds import voxel_thin
@@ -97,8 +98,10 @@ class GraspWorld:
     scene file's layout), beside any dropped ones."""
 
     def __init__(self, objects: list[str], seed: int, gui: bool = False, tray: TraySpec | None = None,
-                 cabinet: CabinetSpec | None = None, placed: Sequence[UrdfObject] = ()):
+                 cabinet: CabinetSpec | None = None, placed: Sequence[UrdfObject] = (), sensing: str = "ideal"):
         rng = np.random.default_rng(seed)
+        # realistic: the four cameras' depth through the RGB-D noise model (their poses are fixed and known)
+        depth_noise = sensing_named(sensing).depth_noise
         things = list(placed)
         for (x, y, yaw), spec in zip(_drop_poses(len(objects), rng, keep_clear=tray), objects):
             urdf, scale = object_urdf(spec)
@@ -107,7 +110,8 @@ class GraspWorld:
             # from 8 cm, an upright can tips over); the others are dropped
             z = parse_shape(spec).extent[2] / 2 + 0.003 if spec.startswith("shape:") else 0.08
             things.append(UrdfObject(spec, urdf, (x, y, z), tuple(tumble), scale))  # type: ignore[arg-type]
-        self.table = Tabletop(TabletopScene(objects=tuple(things), cabinet=cabinet), gui=gui, camera_size=CAMERA_SIZE)
+        self.table = Tabletop(TabletopScene(objects=tuple(things), cabinet=cabinet), gui=gui, camera_size=CAMERA_SIZE,
+                              depth_noise=depth_noise, seed=seed)
         p, c = self.table.p, self.table.client
         self.tray = tray
         self.tray_bodies = self._build_tray(tray) if tray is not None else []
@@ -152,12 +156,13 @@ class GraspWorld:
         for camera in tabletop.cameras:
             shot = tabletop.render(camera)
             world, body_ids, link_ids = shot.points, shot.bodies, shot.links
+            returned = np.isfinite(world).all(axis=-1)  # realistic depth has holes (edges, grazing rays)
             for name, ids in bodies.items():
-                mask = np.isin(body_ids, ids)
+                mask = np.isin(body_ids, ids) & returned
                 if mask.any():
                     seen.setdefault(name, []).append(world[mask])
             for name, (body, link) in parts.items():
-                mask = (body_ids == body) & (link_ids == link)
+                mask = (body_ids == body) & (link_ids == link) & returned
                 if mask.any():
                     seen.setdefault(name, []).append(world[mask])
         clouds = {name: np.concatenate(parts) for name, parts in seen.items()}
