@@ -21,6 +21,7 @@ import numpy as np
 from conceptagent_ros.bodies.tabletop.grasp_world import GraspWorld, TraySpec
 from conceptagent_ros.evaluation.bench_files import write_bench_files
 from conceptagent_ros.evaluation.intervals import percent_interval, wilson
+from conceptagent_ros.manipulation.clouds import as_resting
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.grasp_planner import GraspPlanner
 from conceptagent_ros.manipulation.pick_executor import PickConfig, PickExecutor
@@ -64,7 +65,11 @@ def run_place_episode(name: str, seed: int, sensing: str = "ideal") -> PlaceEpis
         clouds = world.perceive()
         scene = np.concatenate([clouds.get("table", np.zeros((0, 3))), clouds.get("tray", np.zeros((0, 3)))])
         try:
-            plan = GraspPlanner(spec.gripper, spec.arm, world.kinematics.reachable).plan(clouds.get(name), scene)
+            if name not in clouds:
+                raise ManipulationError("EMPTY_CLOUD", f"the cameras see no point of {name}")
+            seen, support_z = as_resting(clouds[name], scene)  # as the bodies' picks plan (arm_skills)
+            plan = GraspPlanner(spec.gripper, spec.arm, world.kinematics.reachable).plan(seen, scene,
+                                                                                        support_z=support_z)
         except ManipulationError as e:
             return PlaceEpisode(name, seed, False, e.code, 0.0, e.detail)
         config = PickConfig()

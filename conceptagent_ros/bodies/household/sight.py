@@ -17,7 +17,7 @@ from conceptagent_ros.bodies.sensing import SENSING, Sensing
 from conceptagent_ros.manipulation.arm_skills import Clouds
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.perception.frames import Frame
-from conceptagent_ros.perception.geometry import erode, largest_cluster
+from conceptagent_ros.perception.geometry import noisy_mask_points
 from conceptagent_ros.perception.relations3d import smallest_holder
 from conceptagent_ros.scene.model import Scene
 from conceptagent_ros.world.house import House
@@ -32,9 +32,8 @@ LOOK_TILTS = (0.0, -0.45)
 DOOR_LOOK_TILTS = (*LOOK_TILTS, 0.45)
 CONTAINED_MARGIN = 0.03  # a thing's bottom this far below a holder's top (or above it) still rests on it
 DOOR_SHUT_WITHIN = 0.05  # metres out of its piece's footprint a door's points still count as the piece's
-# with noisy depth: a thing's points are its mask's largest cluster (points this far apart join),
-# and furniture's remembered box leaves out this percent of its points at each end
-NOISY_CLUSTER_EPS = 0.02
+# with noisy depth, furniture's remembered box leaves out this percent of its points at each end
+# (a thing's points are perception/geometry.noisy_mask_points)
 NOISY_BOX_PERCENT = 1.0
 
 
@@ -108,13 +107,9 @@ class Sight:
         noisy = self.camera.noise is not None
         for index in np.unique(owners[owners >= 0]):
             mask = owners == index
-            if noisy:  # a noisy image's mask edges carry flying pixels, half on what lies behind
-                inner = erode(mask, 1)
-                mask = inner if inner.sum() >= 10 else mask
-            points = image.points[mask]
             name = self.instance_names[index]
-            if noisy and self.kinds.get(name) == "item":
-                points = largest_cluster(points, NOISY_CLUSTER_EPS, 5)
+            points = noisy_mask_points(image.points, mask, self.kinds.get(name) == "item") if noisy \
+                else image.points[mask]
             if len(points) >= 10:
                 out[name] = points
         return out

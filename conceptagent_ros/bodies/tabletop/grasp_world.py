@@ -21,6 +21,7 @@ from conceptagent_ros.bodies.tabletop.shapes import parse_shape, shape_urdf_file
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.manipulation.clouds import voxel_thin
 from conceptagent_ros.manipulation.hand_frame import parse_tool_axes, tool_rotation
+from conceptagent_ros.perception.geometry import noisy_mask_points
 from conceptagent_ros.voxposer.physics_client import PhysicsClient
 from conceptagent_ros.voxposer.tabletop import ARM_JOINTS, EE_LINK, REST_POSE, CabinetSpec, Tabletop, TabletopScene, UrdfObject
 
@@ -160,15 +161,20 @@ class GraspWorld:
             for name, ids in bodies.items():
                 mask = np.isin(body_ids, ids) & returned
                 if mask.any():
-                    seen.setdefault(name, []).append(world[mask])
+                    seen.setdefault(name, []).append(self._points(world, mask, name in tabletop.things))
             for name, (body, link) in parts.items():
                 mask = (body_ids == body) & (link_ids == link) & returned
                 if mask.any():
-                    seen.setdefault(name, []).append(world[mask])
+                    seen.setdefault(name, []).append(self._points(world, mask, False))
         clouds = {name: np.concatenate(parts) for name, parts in seen.items()}
         if "table" in clouds:
             clouds["table"] = voxel_thin(clouds["table"], 0.01)
         return clouds
+
+    def _points(self, world: np.ndarray, mask: np.ndarray, item: bool) -> np.ndarray:
+        """A mask's points; with realistic depth less its outline and stray bits, as the household
+        body sees (a held cube's points, seen with the outline, spread 0.6 m along the rays past its edge)."""
+        return noisy_mask_points(world, mask, item) if self.table.depth_noise is not None else world[mask]
 
     def locate(self, name: str) -> np.ndarray | None:
         """Where the cameras see the object now (the centre of its points); None if unseen."""
