@@ -103,7 +103,17 @@ def front_geometry(points: object, robot_base: object, config: ArticulationConfi
     handle = _middle(proud, width_axis, normal) if len(proud) >= 3 else None
     return FrontGeometry(plane, normal, centre, width_axis, float(np.abs(along).max()), float(inliers[:, 2].max()),
                          handle, float(height.max()) if handle is not None else 0.0,
-                         float(proud[:, 2].max()) if handle is not None else 0.0, proud_above, standing_out, proud)
+                         _top(proud) if handle is not None else 0.0, proud_above, standing_out, proud)
+
+
+TOP_PERCENTILE = 90.0  # of a handle's points' heights: its top face, not a noisy point above it
+
+
+def _top(points: np.ndarray) -> float:
+    """The height of a handle's top: the cameras above see its top face in many points, so a high
+    percentile of their heights is that face's, where the highest point alone is as high as the
+    depth's noise threw one."""
+    return float(np.percentile(points[:, 2], TOP_PERCENTILE))
 
 
 # Depth noise (a real camera's, or bodies/sensing's realistic one) spreads a flat front over

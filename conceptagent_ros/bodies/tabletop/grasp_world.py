@@ -165,7 +165,8 @@ class GraspWorld:
             for name, (body, link) in parts.items():
                 mask = (body_ids == body) & (link_ids == link) & returned
                 if mask.any():
-                    seen.setdefault(name, []).append(self._points(world, mask, False))
+                    # a drawer's handle bar is two or three pixels across: its mask is not thinned
+                    seen.setdefault(name, []).append(world[mask])
         clouds = {name: np.concatenate(parts) for name, parts in seen.items()}
         if "table" in clouds:
             clouds["table"] = voxel_thin(clouds["table"], 0.01)
