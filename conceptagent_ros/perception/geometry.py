@@ -225,7 +225,11 @@ def noisy_mask_points(points: np.ndarray, mask: np.ndarray, item: bool) -> np.nd
     """The points of a thing's pixels as a real depth camera gives them: its mask less the ring at
     its outline (a noisy image's mask edges carry flying pixels, half on what lies behind) where
     MIN_INNER_PIXELS stay, and for a small thing (`item`) the largest cluster of what is left. The
-    household's mast camera and the tabletop's cameras see so with realistic sensing."""
+    household's mast camera and the tabletop's cameras see so with realistic sensing. A small thing
+    seen in fewer than MIN_INNER_PIXELS pixels gives nothing: so few noisy pixels are no cluster, and
+    one of them flying 2 m down its ray made a held thing "1.7 m across"."""
+    if item and int(mask.sum()) < MIN_INNER_PIXELS:
+        return np.zeros((0, points.shape[-1]))
     inner = erode(mask, 1)
     chosen = points[inner if inner.sum() >= MIN_INNER_PIXELS else mask]
     return largest_cluster(chosen, NOISY_CLUSTER_EPS, 5) if item else chosen
