@@ -34,9 +34,13 @@ ros: $(ROS_INTERFACES)
 models: $(VENV)/.installed
 	$(VENV)/bin/conceptagent models fetch --only llm
 
-# llama.cpp's server for `--llm local`, built from its sdist (about 4-7 minutes on 2 cores, once)
+# llama.cpp's server for `--llm local`, built from its sdist (about 4-7 minutes on 2 cores, once).
+# Built for x86-64 with AVX2 (GGML_NATIVE=OFF), not for this CPU's every extension: built natively on a
+# Xeon with AVX-512 and AMX, every prompt of more than one token crashed the server (a segmentation
+# fault in llama_decode). No wheel cache: a native build cached by an earlier install would come back.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(VENV)/.llama-installed: $(VENV)/.installed
-	$(PY) -m pip install -q -c constraints.txt -e '.[llama]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --no-cache-dir -c constraints.txt -e '.[llama]'
 	touch $@
 
 local-llm: $(VENV)/.llama-installed

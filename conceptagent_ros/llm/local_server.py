@@ -14,6 +14,7 @@ import atexit
 import importlib.util
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -112,7 +113,7 @@ class LocalLlamaServer:
         assert self.process is not None
         while time.perf_counter() - started < self.settings.startup_timeout:
             if self.process.poll() is not None:
-                raise LLMError(f"the llama.cpp server exited with code {self.process.returncode} while starting: "
+                raise LLMError(f"the llama.cpp server ended while starting ({exit_reason(self.process.returncode)}): "
                                f"{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=2.0) as response:
@@ -143,6 +144,24 @@ class LocalLlamaServer:
             process.wait(timeout=10)
 
 
+REBUILD_HINT = ("llama.cpp built for this CPU's every extension crashes so on some (AVX-512 with AMX): "
+                "rebuild it portable with `CMAKE_ARGS=-DGGML_NATIVE=OFF pip install --force-reinstall "
+                "--no-cache-dir --no-deps llama-cpp-python==0.3.36` (make local-llm builds it so)")
+
+
+def exit_reason(returncode: int | None) -> str:
+    """How a server process ended, in words; a crash in llama.cpp's native code says how to rebuild it."""
+    if returncode is None or returncode >= 0:
+        return f"exit code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    if -returncode in (signal.SIGSEGV, signal.SIGILL, signal.SIGBUS):
+        return f"it crashed ({name}): {REBUILD_HINT}"
+    return f"it was stopped by {name}"
+
+
 _SERVERS: dict[str, LocalLlamaServer] = {}
 _LOCK = threading.Lock()
 
@@ -157,7 +176,8 @@ def shared_server(model: str) -> LocalLlamaServer:
             server = _SERVERS[name] = LocalLlamaServer(name, ServerSettings.from_env())
         if not server.running:
             if server.process is not None:
-                log.warning("the llama.cpp server for %s stopped (%s); starting it again", name, server.log_tail(2))
+                log.warning("the llama.cpp server for %s stopped (%s; %s); starting it again", name,
+                            exit_reason(server.process.returncode), server.log_tail(2))
             server.start()
         return server
 
