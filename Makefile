@@ -70,10 +70,7 @@ run-local: $(VENV)/.llama-installed
 # The spoken-command tests hear flite's voices with the fetched Whisper base: CONCEPTAGENT_REQUIRE_SPEECH
 # turns a missing flite, faster-whisper or model into a failure; CONCEPTAGENT_REQUIRE_WORDS does the same
 # for the translator's word models (MiniLM, spaCy's en_core_web_sm).
-# The suite runs on TEST_WORKERS processes (pytest-xdist), a file's tests in one of them; each worker's
-# ROS graphs keep to its own share of the DDS domain ids (test/conftest.py, ros/domains.py).
 TEST_MODEL ?= qwen2.5-coder-0.5b-instruct
-TEST_WORKERS ?= 2
 test: $(ROS_INTERFACES) $(VENV)/.llama-installed docs
 	tools/ensure_nftables.sh
 	tools/ensure_sdformat.sh
@@ -82,7 +79,7 @@ test: $(ROS_INTERFACES) $(VENV)/.llama-installed docs
 		--model en-core-web-sm
 	CONCEPTAGENT_REQUIRE_ROS=1 CONCEPTAGENT_REQUIRE_SDFORMAT=1 CONCEPTAGENT_REQUIRE_LOCAL_LLM=1 CONCEPTAGENT_REQUIRE_SPEECH=1 \
 		CONCEPTAGENT_REQUIRE_WORDS=1 \
-		CONCEPTAGENT_TEST_MODEL=$(TEST_MODEL) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+		CONCEPTAGENT_TEST_MODEL=$(TEST_MODEL) $(PY) -m pytest -q
 
 test-fast: $(ROS_INTERFACES)
 	CONCEPTAGENT_REQUIRE_ROS=1 $(PY) -m pytest -q -m "not slow"

@@ -88,7 +88,7 @@ setup(
         "perception": [*PERCEPTION, "rosbags>=0.10"],
         # YOLO-World as the detector (ultralytics), with the rest of the perception pipeline
         "yolo": [*PERCEPTION, "rosbags>=0.10", *YOLO],
-        "test": ["pytest>=8", "pytest-xdist>=3.6", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
+        "test": ["pytest>=8", "pytest-rerunfailures>=14", "hypothesis>=6.100", "rosbags>=0.10", "pddl>=0.4",
                  "yourdfpy>=0.0.56", "scikit-image>=0.22",
                  "pybullet>=3.2.6", *PERCEPTION, *YOLO, *SPEECH, *WORDS],
         # the documentation site (mkdocs.yml; `make docs`, and `make test` builds it with --strict)
