@@ -160,8 +160,8 @@ class GraspWorld:
             returned = np.isfinite(world).all(axis=-1)  # realistic depth has holes (edges, grazing rays)
             for name, ids in bodies.items():
                 mask = np.isin(body_ids, ids) & returned
-                points = self._points(world, mask, name in tabletop.things) if mask.any() else world[:0, 0]
-                if len(points):
+                points = self._points(world, mask, name in tabletop.things)
+                if len(points):  # a camera seeing a small thing in a handful of noisy pixels gives none
                     seen.setdefault(name, []).append(points)
             for name, (body, link) in parts.items():
                 mask = (body_ids == body) & (link_ids == link) & returned
