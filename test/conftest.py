@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -9,14 +8,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_openai_server import ScriptedChatServer  # noqa: E402
-
-from conceptagent_ros.ros.domains import DOMAINS_ENV, share_of_domains  # noqa: E402
-
-# `pytest -n N` (pytest-xdist, not what make test runs): each worker, and every graph its tests start, takes its own share of the
-# DDS domain ids, so that no worker walks into an id another has just left (ros/domains.py)
-if "PYTEST_XDIST_WORKER" in os.environ:
-    os.environ[DOMAINS_ENV] = share_of_domains(int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")),
-                                               int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
 
 
 @pytest.fixture
