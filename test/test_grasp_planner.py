@@ -277,3 +277,60 @@ def test_a_flat_thing_seen_only_from_above_is_taken_low_over_the_table_with_its_
     # a thing whose sides were seen is left as it is
     seen = box_surface((0.5, 0.0, 0.4 + thickness / 2), (0.18, 0.05, thickness))
     assert len(with_sides_to_support(seen, 0.40)) == len(seen)
+
+
+def _noisy_plate_on_table(rng: np.random.Generator, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """A 12 mm plate, 12 x 5 cm, on a 40 cm table, both seen from above through depth noise of
+    `sigma` (metres, along z): the plate's top and the table round it, each point's height
+    scattered, and a few of the table's points thrown 3.5 sigma up beside the plate's long sides
+    (the noise's tail, where the fingers go)."""
+    top, around = _seen_from_above(0.012)
+    top = top + np.column_stack([np.zeros((len(top), 2)), rng.normal(0.0, sigma, len(top))])
+    around = around + np.column_stack([np.zeros((len(around), 2)), rng.normal(0.0, sigma, len(around))])
+    grains = np.array([[0.5 + dx, side * 0.035, 0.4 + 3.5 * sigma] for dx in (-0.04, 0.0, 0.04) for side in (-1, 1)])
+    return top, np.concatenate([around, grains])
+
+
+def test_a_plate_seen_through_depth_noise_is_taken_low_over_the_table() -> None:
+    """Depth noise as the tabletop's cameras have it (3 mm) scatters the table's top over as much as
+    the plate is thick, and throws grains of it up where the fingertips go: the support's noisy
+    points are taken as the plane they scatter about, lone grains are no obstacle, and the plate's
+    sides, which no camera can tell from its top, are filled in all round. The fingertips end
+    between the table and the plate's top."""
+    from conceptagent_ros.manipulation.clouds import as_resting
+
+    panda = load_robot_spec("panda")
+    top, around = _noisy_plate_on_table(np.random.default_rng(RNG_SEED), 0.003)
+    seen, support = as_resting(top, around)
+    assert support is not None and abs(support - 0.40) < 0.006
+    best = GraspPlanner(panda.gripper, None).plan(seen, around, support_z=support).best
+    assert best.approach == "top" and best.width == pytest.approx(0.05, abs=0.012)
+    tips = _finger_tips(best, panda.gripper)[:, 2]
+    assert 0.40 < tips.min() < 0.40 + 0.012
+
+
+def test_a_real_obstacle_beside_a_plate_is_not_taken_for_noise() -> None:
+    """Lone points just above the support are grains of noise; a thing standing there, seen in many
+    points, is not, and a grasp whose finger would come down on it is not offered."""
+    from conceptagent_ros.manipulation.clouds import as_resting
+    from conceptagent_ros.manipulation.grasp_planner import lone_grains
+
+    # 2 cm blocks tight against both long sides of the plate, along its whole length
+    blocks = np.concatenate([box_surface((0.5, side * 0.04, 0.41), (0.18, 0.02, 0.02)) for side in (-1, 1)])
+    grains = np.array([[0.2, 0.2, 0.41], [0.8, -0.2, 0.408]])
+    flat = table(half=0.4, centre=(0.5, 0.0)) + np.array([0.0, 0.0, 0.4])
+    scene = np.concatenate([flat, grains, blocks])
+    lone = lone_grains(scene, scene[:, 2] <= 0.403, 0.40)
+    assert lone[len(flat):len(flat) + 2].all() and not lone[len(flat) + 2:].any() and not lone[:len(flat)].any()
+
+    panda = load_robot_spec("panda")
+    top, around = _noisy_plate_on_table(np.random.default_rng(RNG_SEED), 0.003)
+    seen, support = as_resting(top, around)
+    try:
+        plan = GraspPlanner(panda.gripper, None).plan(seen, np.concatenate([around, blocks]), support_z=support)
+    except ManipulationError as failure:
+        assert failure.code == "NO_GRASP_FOUND"
+        return
+    # nothing across the 5 cm from above any more: a finger would land on a block
+    for candidate in plan.candidates:
+        assert not (candidate.approach == "top" and abs(candidate.rotation[:, 0][1]) > 0.9)

@@ -116,6 +116,15 @@ def fit_plane(points: np.ndarray, threshold: float = 0.005, min_inliers: int = 2
     return None
 
 
+def _ring_below(thing: np.ndarray, around: np.ndarray, ring: float) -> np.ndarray:
+    """The points `around` within `ring` of `thing`'s footprint's box and no higher than its lowest
+    point (plus 5 mm): what it rests on, and past a table's edge the floor."""
+    lo, hi = thing[:, :2].min(axis=0) - ring, thing[:, :2].max(axis=0) + ring
+    lowest = float(np.nanmin(thing[:, 2]))
+    inside = np.all((around[:, :2] >= lo) & (around[:, :2] <= hi), axis=1) & (around[:, 2] <= lowest + 0.005)
+    return around[inside]
+
+
 def support_height(thing: np.ndarray, around: np.ndarray, ring: float = 0.06, min_points: int = 20) -> float | None:
     """The top of what `thing` rests on, from the points `around` it: those within `ring` of its
     footprint's box and no higher than its lowest point, at their 90th percentile in height (the
@@ -124,22 +133,43 @@ def support_height(thing: np.ndarray, around: np.ndarray, ring: float = 0.06, mi
     a hand kept above that cannot take a remote off a table."""
     if not len(thing) or not len(around):
         return None
-    lo, hi = thing[:, :2].min(axis=0) - ring, thing[:, :2].max(axis=0) + ring
-    lowest = float(np.nanmin(thing[:, 2]))
-    inside = np.all((around[:, :2] >= lo) & (around[:, :2] <= hi), axis=1) & (around[:, 2] <= lowest + 0.005)
-    if int(inside.sum()) < min_points:
+    below = _ring_below(thing, around, ring)
+    if len(below) < min_points:
         return None
-    return min(lowest, float(np.percentile(around[inside, 2], 90)))
+    return min(float(np.nanmin(thing[:, 2])), float(np.percentile(below[:, 2], 90)))
 
 
-def with_sides_to_support(thing: np.ndarray, support_z: float, spacing: float = 0.004, seen_within: float = 0.01) -> np.ndarray:
+SURFACE_WINDOW = 0.02  # metres below a support's top within which its own points lie (the floor is far lower)
+
+
+def support_spread(thing: np.ndarray, around: np.ndarray, support_z: float, ring: float = 0.06,
+                   min_points: int = 20) -> float:
+    """How far depth noise scatters the support's points round `thing` (metres, a robust standard
+    deviation: 1.4826 x their median absolute deviation); 0 where too few are seen."""
+    if not len(thing) or not len(around):
+        return 0.0
+    below = _ring_below(thing, around, ring)
+    z = below[below[:, 2] >= support_z - SURFACE_WINDOW, 2]
+    if len(z) < min_points:
+        return 0.0
+    return 1.4826 * float(np.median(np.abs(z - np.median(z))))
+
+
+NOISE_SIGMAS = 2.0  # the top's points scatter this many standard deviations of depth noise down
+
+
+def with_sides_to_support(thing: np.ndarray, support_z: float, spacing: float = 0.004, seen_within: float = 0.01,
+                          noise: float = 0.0) -> np.ndarray:
     """`thing` with walls from the outline of its footprint (its convex hull seen from above) down
     to `support_z`, where its own points leave its sides unseen: a camera above a remote or a book
     lying flat sees its top alone, and a top without sides gives the fingers nothing to close on;
     cameras above a table see a plate's 1-2 cm sides at a grazing angle, in a few points whose
     normals give no two contacts that face each other. A thing resting on a support stands on its
     footprint, so its sides go down to the support. A stretch of the outline with points of the
-    thing's lower half within `seen_within` of it was seen, and gets no wall."""
+    thing's lower half within `seen_within` of it was seen, and gets no wall. With depth `noise` (a
+    standard deviation, metres) the lower half is taken NOISE_SIGMAS of it lower: the top's own
+    points scatter down into it at a plate's edge, and a plate 12 mm thick under 3 mm of noise has
+    no side seen apart from its top, so it gets its walls all round."""
     from scipy.spatial import ConvexHull, QhullError, cKDTree
 
     if len(thing) < 3:
@@ -149,7 +179,7 @@ def with_sides_to_support(thing: np.ndarray, support_z: float, spacing: float = 
     if height < 0.005:
         return thing
     xy = thing[:, :2]
-    low = xy[thing[:, 2] <= support_z + 0.5 * height]  # the thing's lower half, where it was seen
+    low = xy[thing[:, 2] <= support_z + 0.5 * height - NOISE_SIGMAS * noise]  # its lower half, where it was seen
     try:
         hull = xy[ConvexHull(xy).vertices]
     except QhullError:  # a line of points: no footprint to stand on
@@ -180,5 +210,5 @@ def as_resting(thing: np.ndarray, around: np.ndarray) -> tuple[np.ndarray, float
         return thing, None
     support = support_height(thing, around)
     if support is None:
-        support = float(np.nanmin(thing[:, 2]))
-    return with_sides_to_support(thing, support), support
+        return with_sides_to_support(thing, float(np.nanmin(thing[:, 2]))), float(np.nanmin(thing[:, 2]))
+    return with_sides_to_support(thing, support, noise=support_spread(thing, around, support)), support
