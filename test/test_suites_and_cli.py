@@ -57,6 +57,19 @@ def test_bench_writes_json_and_markdown(tmp_path, capsys):
     assert "missing instruction, goal" in capsys.readouterr().err
 
 
+def test_bench_task_runs_only_the_tasks_named_and_refuses_ids_it_lacks(tmp_path, capsys):
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text("tasks:\n  - {id: t1, scene: studio_kitchen, instruction: open the fridge, goal: (open fridge_1)}\n"
+                     "  - {id: t2, scene: apartment, instruction: turn on the tv, goal: (is_on television_1)}\n")
+    assert main(["bench", "--tasks", str(tasks), "--task", "t2", "--out", str(tmp_path / "r")]) == 0
+    episodes = json.loads((tmp_path / "r" / "results.json").read_text())["episodes"]
+    assert [e["task_id"] for e in episodes] == ["t2"]
+    assert main(["bench", "--suite", "easy", "--task", "easy_99"]) == 2
+    assert "no task easy_99 in easy" in capsys.readouterr().err
+    assert main(["bench", "--suite", "grasp", "--task", "easy_01"]) == 2  # objects, not tasks: not silently ignored
+    assert "--task picks tasks" in capsys.readouterr().err
+
+
 def test_scenes_command(capsys):
     assert main(["scenes"]) == 0 and "family_house" in capsys.readouterr().out
     assert main(["scenes", "apartment"]) == 0 and "credit_card_1" in capsys.readouterr().out

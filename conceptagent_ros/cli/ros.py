@@ -356,15 +356,11 @@ def _loss_bench(args: argparse.Namespace) -> int:
 
 def cmd_suite(args: argparse.Namespace) -> int:
     _needs_ros()
-    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
+    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks, only_tasks
     from conceptagent_ros.ros.bench.graph_suite import GraphSuiteConfig, run_graph_suite, summary_markdown, write_results
 
-    tasks = load_tasks(args.tasks) if args.tasks else load_suite(args.suite)
-    if args.task:
-        unknown = sorted(set(args.task) - {t.id for t in tasks})
-        if unknown:
-            raise ConceptAgentError(f"no task {', '.join(unknown)} in {args.tasks or args.suite}")
-        tasks = [t for t in tasks if t.id in set(args.task)]
+    tasks = only_tasks(load_tasks(args.tasks) if args.tasks else load_suite(args.suite), args.task,
+                       args.tasks or args.suite)
     config = GraphSuiteConfig(perception=args.perception, detector=args.detector, planner=args.planner, llm=args.llm,
                               timeout=args.timeout)
     body = ""

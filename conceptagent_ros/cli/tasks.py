@@ -91,7 +91,8 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--translate", action="store_true",
                        help="goals from the instructions (as `run` without --goal), scored right or wrong against "
                             "each task's goal beside success")
-    bench.add_argument("--task", action="append", metavar="ID", help="eai-virtualhome: run only this task (repeatable)")
+    bench.add_argument("--task", action="append", metavar="ID",
+                       help="run only this task of the --suite or --tasks given, or of eai-virtualhome (repeatable)")
     bench.add_argument("--eai-data", metavar="DIR",
                        help="eai-virtualhome: a benchmark folder of the same layout instead of the shipped 171 tasks")
     bench.add_argument("--template", action="append", type=int, metavar="N",
@@ -316,7 +317,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from conceptagent_ros.evaluation.bench import BenchConfig, markdown_table, run_bench, summarize, write_results
     from conceptagent_ros.evaluation.body_report import body_markdown
     from conceptagent_ros.evaluation.journal import EpisodeJournal
-    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks
+    from conceptagent_ros.evaluation.tasks import load_suite, load_tasks, only_tasks
     from conceptagent_ros.planning.planners import PlannerSpec
 
     if args.suite and "voxposer" in args.suite:
@@ -336,6 +337,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.suite and "eai-virtualhome" in args.suite:
         return _bench_eai(args)
+    if args.task and args.suite and set(args.suite) & {"voxposer", "grasp", "place", "drawer", "navigation"}:
+        raise ConceptAgentError("--task picks tasks of a task suite, a task file or eai-virtualhome; the "
+                                f"{', '.join(args.suite)} suite has objects or drives, not tasks")
     if args.suite and "grasp" in args.suite:
         return _bench_grasp(args)
     if args.suite and "place" in args.suite:
@@ -346,6 +350,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_navigation(args)
     tasks = [t for name in args.suite or [] for t in load_suite(name)]
     tasks += [t for path in args.tasks or [] for t in load_tasks(path)]
+    tasks = only_tasks(tasks, args.task, ", ".join([*(args.suite or []), *(args.tasks or [])]))
     if not tasks:
         raise ConceptAgentError("bench needs --suite NAME or --tasks FILE.yaml")
     planners = [str(PlannerSpec.parse(p)) for p in (args.planner or ["react"])]  # bad specs fail before any run

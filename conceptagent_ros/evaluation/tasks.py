@@ -35,6 +35,17 @@ def load_suite(name: str) -> list[Task]:
     return load_tasks(path, suite=name)
 
 
+def only_tasks(tasks: list[Task], ids: list[str] | None, source: str) -> list[Task]:
+    """The tasks named in `ids` (all where none is named), in their order; an id that none of them
+    has is an error naming `source` (the suites or files they came from), not a run of nothing."""
+    if not ids:
+        return tasks
+    unknown = sorted(set(ids) - {t.id for t in tasks})
+    if unknown:
+        raise TaskFileError(f"no task {', '.join(unknown)} in {source}")
+    return [t for t in tasks if t.id in set(ids)]
+
+
 def load_tasks(path: str | Path, suite: str | None = None) -> list[Task]:
     path = Path(path)
     if not path.is_file():

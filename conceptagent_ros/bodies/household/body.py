@@ -424,7 +424,7 @@ class HouseholdBody(SkilledBody):
         self.stance.lift_torso(self.stance.torso_for(call))
         self._view = self.sight.clouds(LOOK_TILTS)
         if call.skill == "place" and self.kinds.get(call.args[1]) == "door" and call.args[1] in self._view:
-            self._view[call.args[1]] = self.sight.below_eye(self._view[call.args[1]])
+            self._view[call.args[1]] = self.sight.inside_of(self._view[call.args[1]])
         before = self._view.get(call.args[0]) if call.skill == "pick" else None
         self.stance.ready()
         if call.skill == "place" and self.held is not None:

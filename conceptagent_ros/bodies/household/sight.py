@@ -35,6 +35,24 @@ DOOR_SHUT_WITHIN = 0.05  # metres out of its piece's footprint a door's points s
 # with noisy depth, furniture's remembered box leaves out this percent of its points at each end
 # (a thing's points are perception/geometry.noisy_mask_points)
 NOISY_BOX_PERCENT = 1.0
+# metres under a container's highest seen point that are its top panel (3 cm thick), with the depth
+# noise's spread at 1.5 m: what is put in goes below it
+TOP_PANEL_BAND = 0.05
+MIN_INSIDE_POINTS = 30  # the place planner's least support (PlaceConfig.min_support_points)
+
+
+def inside_of(points: np.ndarray, eye_height: float) -> np.ndarray:
+    """A container's points that can hold what is put in it: below the eye (a fridge's top seen from
+    below is level too), and below its top panel where the eye sees that from above. A microwave on
+    a counter shows its top as its largest level face, and the bread was put on it, not in it
+    (easy_02); a fridge's top is above the eye, and what goes in stands on its shelf either way.
+    All the points below the eye where fewer than MIN_INSIDE_POINTS lie under the top panel's band."""
+    below = points[points[:, 2] < eye_height]
+    if not len(below):
+        return below
+    top = float(np.percentile(below[:, 2], 99))  # the top panel's height, a flying pixel aside
+    inside = below[below[:, 2] < top - TOP_PANEL_BAND]
+    return inside if len(inside) >= MIN_INSIDE_POINTS else below
 
 
 @dataclass(frozen=True)
@@ -180,7 +198,6 @@ class Sight:
             raise ManipulationError("NOT_SEEN", f"{target}'s door is not seen from here ({len(points)} points)")
         return points
 
-    def below_eye(self, points: np.ndarray) -> np.ndarray:
-        """A container's points below the camera: inside a fridge the underside of its top is level
-        too, and nothing is put on what the eye sees from below."""
-        return points[points[:, 2] < self.camera.pose()[0][2]]
+    def inside_of(self, points: np.ndarray) -> np.ndarray:
+        """A container's points that can hold what is put in it, as seen from the camera (inside_of)."""
+        return inside_of(points, float(self.camera.pose()[0][2]))

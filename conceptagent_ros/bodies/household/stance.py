@@ -185,12 +185,12 @@ class Stance:
 
     def shelf_inside(self, container: str) -> float | None:
         """The height of the level surface inside a container with a door, as seen below the eye
-        (the underside of its top is level too), or None where none is seen (the door shut)."""
+        and its top panel (Sight.inside_of), or None where none is seen (the door shut)."""
         points = self.sight.clouds(LOOK_TILTS).get(container)
         if points is None:
             return None
         cfg = PlaceConfig()  # the level surface the place planner will find
-        plane = fit_plane(self.sight.below_eye(points), cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg,
+        plane = fit_plane(self.sight.inside_of(points), cfg.plane_threshold, cfg.min_support_points, cfg.max_tilt_deg,
                           tries=cfg.plane_tries)
         return float(np.median(plane.inliers[:, 2])) if plane is not None else None
 
