@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.manipulation.clouds import Plane, clean, fit_plane
+from conceptagent_ros.manipulation.clouds import Plane, clean, fit_plane, robust_sigma
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.robot_spec import GripperSpec
@@ -147,7 +147,7 @@ def _spread(heights: np.ndarray) -> float:
     near = heights[np.abs(heights) <= SPREAD_WINDOW]
     if len(near) < 3:
         return 0.0
-    return float(1.4826 * np.median(np.abs(near - np.median(near))))
+    return robust_sigma(near)
 
 
 def _least_squares_plane(points: np.ndarray) -> Plane:

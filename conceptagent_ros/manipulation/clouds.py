@@ -116,6 +116,12 @@ def fit_plane(points: np.ndarray, threshold: float = 0.005, min_inliers: int = 2
     return None
 
 
+def robust_sigma(values: np.ndarray) -> float:
+    """A robust standard deviation: 1.4826 times the median absolute deviation from the median (the
+    standard deviation of normally scattered values, grains far off it aside)."""
+    return float(1.4826 * np.median(np.abs(values - np.median(values))))
+
+
 def _ring_below(thing: np.ndarray, around: np.ndarray, ring: float) -> np.ndarray:
     """The points `around` within `ring` of `thing`'s footprint's box and no higher than its lowest
     point (plus 5 mm): what it rests on, and past a table's edge the floor."""
@@ -145,14 +151,14 @@ SURFACE_WINDOW = 0.02  # metres below a support's top within which its own point
 def support_spread(thing: np.ndarray, around: np.ndarray, support_z: float, ring: float = 0.06,
                    min_points: int = 20) -> float:
     """How far depth noise scatters the support's points round `thing` (metres, a robust standard
-    deviation: 1.4826 x their median absolute deviation); 0 where too few are seen."""
+    deviation, robust_sigma); 0 where too few are seen."""
     if not len(thing) or not len(around):
         return 0.0
     below = _ring_below(thing, around, ring)
     z = below[below[:, 2] >= support_z - SURFACE_WINDOW, 2]
     if len(z) < min_points:
         return 0.0
-    return 1.4826 * float(np.median(np.abs(z - np.median(z))))
+    return robust_sigma(z)
 
 
 NOISE_SIGMAS = 2.0  # the top's points scatter this many standard deviations of depth noise down
@@ -210,5 +216,6 @@ def as_resting(thing: np.ndarray, around: np.ndarray) -> tuple[np.ndarray, float
         return thing, None
     support = support_height(thing, around)
     if support is None:
-        return with_sides_to_support(thing, float(np.nanmin(thing[:, 2]))), float(np.nanmin(thing[:, 2]))
+        lowest = float(np.nanmin(thing[:, 2]))
+        return with_sides_to_support(thing, lowest), lowest
     return with_sides_to_support(thing, support, noise=support_spread(thing, around, support)), support

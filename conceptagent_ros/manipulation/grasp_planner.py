@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from conceptagent_ros.manipulation.clouds import clean, near, outward_normals, voxel_thin
+from conceptagent_ros.manipulation.clouds import clean, near, outward_normals, robust_sigma, voxel_thin
 from conceptagent_ros.manipulation.failures import ManipulationError
 from conceptagent_ros.manipulation.hand_frame import hand_frame
 from conceptagent_ros.manipulation.robot_spec import ArmSpec, GripperSpec
@@ -156,6 +156,8 @@ class GraspPlanner:
             scene = np.concatenate([scene, _support_patch(centre, radius + hand, support_z, 2 * cfg.scene_voxel)])
         on_support = np.zeros(len(scene), bool)
         if support_z is not None:
+            # measured with the patch among the points, which outnumber the table's seen ones round a
+            # plate: on the tabletop the band stays at support_band (docs/manipulation.md)
             on_support = scene[:, 2] <= support_z + support_band_above(scene, support_z, cfg.support_band)
             on_support |= lone_grains(scene, on_support, support_z)
             # the support's points are the plane they scatter about: a grain of depth noise 5 mm up
@@ -312,7 +314,7 @@ SUPPORT_WINDOW = 0.01  # metres about support_z where the support's points are l
 
 def support_band_above(scene: np.ndarray, support_z: float, least: float) -> float:
     """How far above `support_z` the support's own points reach: at least `least`, and up to
-    SUPPORT_SPREAD_SIGMAS robust standard deviations (1.4826 x the median absolute deviation) above
+    SUPPORT_SPREAD_SIGMAS robust standard deviations (clouds.robust_sigma) above
     the median of the points within SUPPORT_WINDOW of it. Depth noise scatters a table's top over
     millimetres (about 3 mm sigma from the tabletop's cameras a metre away), as many as a thin
     plate's thickness; a fixed band took the scattered grains for obstacles and every fingertip
@@ -320,9 +322,7 @@ def support_band_above(scene: np.ndarray, support_z: float, least: float) -> flo
     z = scene[np.abs(scene[:, 2] - support_z) <= SUPPORT_WINDOW, 2] if len(scene) else np.zeros(0)
     if len(z) < 10:
         return least
-    median = float(np.median(z))
-    sigma = 1.4826 * float(np.median(np.abs(z - median)))
-    return max(least, median - support_z + SUPPORT_SPREAD_SIGMAS * sigma)
+    return max(least, float(np.median(z)) - support_z + SUPPORT_SPREAD_SIGMAS * robust_sigma(z))
 
 
 GRAIN_HEIGHT = 0.03  # metres above support_z within which a lone point may be a grain of noise
