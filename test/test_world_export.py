@@ -458,3 +458,67 @@ def test_a_hand_sized_push_swings_each_hinged_door_open_past_what_stands_beside_
 def test_no_known_door_stays_shut(worlds, name) -> None:
     swung = _pushed_doors(worlds / f"{name}.sdf")
     assert all(swung[door][0] >= 55 for scene, door in KNOWN_SHUT if scene == name)
+
+
+# degrees a door is turned through in the sweep below: short of 90, where a door hung at its outer
+# face's edge meets a wall flush beside its unit, as a real one does
+SWEPT_TO = 80.0
+# doors whose outer hinge-side corner swings into what stands flush beside their unit, 3 mm by 20
+# degrees, as a door turning about the middle of its thickness does (sdf_world._container): the
+# studio's base unit into the worktop's side (13 mm by 90, and it jams, JAMMED_BY_ITS_HINGE), the
+# apartment's cabinet_2 into the wall. Hung on its outer face each swings free (branch
+# wip/outer-hinge-doors), but the household body's door flow is tuned against the jam
+SWUNG_INTO_A_NEIGHBOUR = {("studio_kitchen", "cabinet_1"), ("apartment", "cabinet_2")}
+
+
+def _swept_into(sdf: Path, name: str, skip: set[tuple[str, str]]) -> dict[str, tuple[str, float, float]]:
+    """Each hinged door of the world (but those of `skip`) turned from shut to SWEPT_TO in steps of
+    5 degrees, set, not driven (the geometry alone): for each door that passes into a wall or a piece
+    of furniture by more than 2 mm, as PyBullet's collision detection measures it, what it met, at
+    what angle and how deep (the things that stand on or in the furniture, which a robot would move,
+    aside)."""
+    p = pytest.importorskip("pybullet")
+    from conceptagent_ros.world.pybullet_world import load_world
+
+    loose = {o.id for o in load_scene(name).objects.values() if o.parent is not None}
+    client = p.connect(p.DIRECT)
+    try:
+        bodies = load_world(p, sdf, client)
+        fixed = {model: body for model, body in bodies.items() if model not in loose}
+        struck: dict[str, tuple[str, float, float]] = {}
+        for model, body in sorted(bodies.items()):
+            for j in range(p.getNumJoints(body, physicsClientId=client)):
+                info = p.getJointInfo(body, j, physicsClientId=client)
+                if info[2] != p.JOINT_REVOLUTE or (name, model) in skip:
+                    continue
+                struck.setdefault(model, ("", 0.0, 0.0))  # swept, nothing met yet
+                opens = 1.0 if info[9] > 0 else -1.0  # the joint's upper limit says which way it turns open
+                for degrees in np.arange(0.0, SWEPT_TO + 1e-6, 5.0):
+                    p.resetJointState(body, j, opens * math.radians(degrees), physicsClientId=client)
+                    for other, other_body in fixed.items():
+                        points = [] if other_body == body else p.getClosestPoints(
+                            body, other_body, 0.0, linkIndexA=j, physicsClientId=client)
+                        depth = -min((pt[8] for pt in points), default=0.0)
+                        if depth > 0.002 and not struck[model][0]:
+                            struck[model] = (other, float(degrees), round(depth, 3))
+        return struck
+    finally:
+        p.disconnect(client)
+
+
+@pytest.mark.parametrize("name", SCENES)
+def test_a_door_swings_shut_to_open_through_nothing_beside_it(worlds, name) -> None:
+    """Each hinged door turned through its swing passes through no wall and no furniture (_swept_into),
+    each door but the known defects of KNOWN_SHUT and SWUNG_INTO_A_NEIGHBOUR."""
+    swept = _swept_into(worlds / f"{name}.sdf", name, KNOWN_SHUT | SWUNG_INTO_A_NEIGHBOUR)
+    assert swept, "no hinged door in the world"
+    struck = {door: met for door, met in swept.items() if met[0]}
+    assert not struck, struck
+
+
+@pytest.mark.xfail(strict=True, reason="SWUNG_INTO_A_NEIGHBOUR: two doors turn about the middle of their thickness "
+                                       "into what stands beside them")
+@pytest.mark.parametrize("name", sorted({scene for scene, _ in SWUNG_INTO_A_NEIGHBOUR}))
+def test_no_door_swings_into_a_neighbour(worlds, name) -> None:
+    swept = _swept_into(worlds / f"{name}.sdf", name, set())
+    assert not any(swept[door][0] for scene, door in SWUNG_INTO_A_NEIGHBOUR if scene == name)
