@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -405,6 +406,13 @@ JAMMED_BY_ITS_HINGE = {("studio_kitchen", "cabinet_1")}
 KNOWN_SHUT = BLOCKED_BY_THE_LAYOUT | JAMMED_BY_ITS_HINGE
 
 
+def _hinges(p: Any, bodies: dict[str, int], client: int) -> list[tuple[str, int, int]]:
+    """Each hinged door of the loaded world: its model, body and revolute joint, in model order."""
+    return [(model, body, j) for model, body in sorted(bodies.items())
+            for j in range(p.getNumJoints(body, physicsClientId=client))
+            if p.getJointInfo(body, j, physicsClientId=client)[2] == p.JOINT_REVOLUTE]
+
+
 def _pushed_doors(sdf: Path) -> dict[str, tuple[float, float]]:
     """Each hinged door in the world as the project loads it, under gravity, pushed by 10 N at its
     middle square to its face for up to two seconds or until 60 degrees open: how far it swung
@@ -419,22 +427,19 @@ def _pushed_doors(sdf: Path) -> dict[str, tuple[float, float]]:
         for _ in range(240):
             p.stepSimulation(physicsClientId=client)
         swung: dict[str, tuple[float, float]] = {}
-        for model, body in sorted(bodies.items()):
-            hinges = [j for j in range(p.getNumJoints(body, physicsClientId=client))
-                      if p.getJointInfo(body, j, physicsClientId=client)[2] == p.JOINT_REVOLUTE]
-            for j in hinges:
-                carcass = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
-                for _ in range(480):
-                    if abs(p.getJointState(body, j, physicsClientId=client)[0]) > math.radians(60):
-                        break
-                    state = p.getLinkState(body, j, physicsClientId=client)
-                    square = Rotation.from_quat(state[5]).apply([1.0, 0.0, 0.0])  # out of the door's face, as it turns
-                    p.applyExternalForce(body, j, (10.0 * square).tolist(), state[0], p.WORLD_FRAME,
-                                         physicsClientId=client)
-                    p.stepSimulation(physicsClientId=client)
-                angle = math.degrees(abs(p.getJointState(body, j, physicsClientId=client)[0]))
-                shifted = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0]) - carcass
-                swung[model] = (angle, float(np.linalg.norm(shifted)))
+        for model, body, j in _hinges(p, bodies, client):
+            carcass = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+            for _ in range(480):
+                if abs(p.getJointState(body, j, physicsClientId=client)[0]) > math.radians(60):
+                    break
+                state = p.getLinkState(body, j, physicsClientId=client)
+                square = Rotation.from_quat(state[5]).apply([1.0, 0.0, 0.0])  # out of the door's face, as it turns
+                p.applyExternalForce(body, j, (10.0 * square).tolist(), state[0], p.WORLD_FRAME,
+                                     physicsClientId=client)
+                p.stepSimulation(physicsClientId=client)
+            angle = math.degrees(abs(p.getJointState(body, j, physicsClientId=client)[0]))
+            shifted = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0]) - carcass
+            swung[model] = (angle, float(np.linalg.norm(shifted)))
         return swung
     finally:
         p.disconnect(client)
@@ -486,21 +491,20 @@ def _swept_into(sdf: Path, name: str, skip: set[tuple[str, str]]) -> dict[str, t
         bodies = load_world(p, sdf, client)
         fixed = {model: body for model, body in bodies.items() if model not in loose}
         struck: dict[str, tuple[str, float, float]] = {}
-        for model, body in sorted(bodies.items()):
-            for j in range(p.getNumJoints(body, physicsClientId=client)):
-                info = p.getJointInfo(body, j, physicsClientId=client)
-                if info[2] != p.JOINT_REVOLUTE or (name, model) in skip:
-                    continue
-                struck.setdefault(model, ("", 0.0, 0.0))  # swept, nothing met yet
-                opens = 1.0 if info[9] > 0 else -1.0  # the joint's upper limit says which way it turns open
-                for degrees in np.arange(0.0, SWEPT_TO + 1e-6, 5.0):
-                    p.resetJointState(body, j, opens * math.radians(degrees), physicsClientId=client)
-                    for other, other_body in fixed.items():
-                        points = [] if other_body == body else p.getClosestPoints(
-                            body, other_body, 0.0, linkIndexA=j, physicsClientId=client)
-                        depth = -min((pt[8] for pt in points), default=0.0)
-                        if depth > 0.002 and not struck[model][0]:
-                            struck[model] = (other, float(degrees), round(depth, 3))
+        for model, body, j in _hinges(p, bodies, client):
+            if (name, model) in skip:
+                continue
+            struck.setdefault(model, ("", 0.0, 0.0))  # swept, nothing met yet
+            # the joint's upper limit says which way it turns open
+            opens = 1.0 if p.getJointInfo(body, j, physicsClientId=client)[9] > 0 else -1.0
+            for degrees in np.arange(0.0, SWEPT_TO + 1e-6, 5.0):
+                p.resetJointState(body, j, opens * math.radians(degrees), physicsClientId=client)
+                for other, other_body in fixed.items():
+                    points = [] if other_body == body else p.getClosestPoints(
+                        body, other_body, 0.0, linkIndexA=j, physicsClientId=client)
+                    depth = -min((pt[8] for pt in points), default=0.0)
+                    if depth > 0.002 and not struck[model][0]:
+                        struck[model] = (other, float(degrees), round(depth, 3))
         return struck
     finally:
         p.disconnect(client)
