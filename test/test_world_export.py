@@ -471,8 +471,8 @@ SWEPT_TO = 80.0
 # doors whose outer hinge-side corner swings into what stands flush beside their unit, 3 mm by 20
 # degrees, as a door turning about the middle of its thickness does (sdf_world._container): the
 # studio's base unit into the worktop's side (13 mm by 90, and it jams, JAMMED_BY_ITS_HINGE), the
-# apartment's cabinet_2 into the wall. Hung on its outer face each swings free (branch
-# wip/outer-hinge-doors), but the household body's door flow is tuned against the jam
+# apartment's cabinet_2 into the wall. Hung on its outer face each swings free, but the household
+# body's door flow is tuned against the jam (docs/household-body.md)
 SWUNG_INTO_A_NEIGHBOUR = {("studio_kitchen", "cabinet_1"), ("apartment", "cabinet_2")}
 
 
