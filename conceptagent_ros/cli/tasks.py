@@ -285,7 +285,7 @@ def _bench_navigation(args: argparse.Namespace) -> int:
           + (f"; {s['not_seen']} things never seen" if s["not_seen"] else ""))
     if args.out:
         command = "conceptagent bench --suite navigation --body pybullet" + (f" --scene {args.scene}" if args.scene else "") \
-            + (" --sensing realistic" if perceived else "")
+            + f" --sensing {'realistic' if perceived else 'ideal'}"  # named: realistic is the default
         for path in write_results(episodes, Path(args.out), command, perceived=perceived):
             print(f"wrote {path}")
     return EXIT_OK
