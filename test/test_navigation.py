@@ -287,8 +287,11 @@ def test_the_navigation_bench_drives_to_every_object_of_a_scene(tmp_path) -> Non
     assert done.returncode == 0, done.stderr
     import json
 
-    figures = json.loads((tmp_path / "results.json").read_text())["all"]
+    results = json.loads((tmp_path / "results.json").read_text())
+    figures = results["all"]
     assert figures["drives"] == 31 and figures["success_rate"] >= 0.9
+    # the report's command reruns what was run: without --sensing ideal the perceived bench would run
+    assert results["command"].endswith("--scene studio_kitchen --sensing ideal")
     assert (tmp_path / "episodes.csv").read_text().count("\n") == 32
     refused = subprocess.run([sys.executable, "-m", "conceptagent_ros.cli", "bench", "--suite", "navigation"],
                              capture_output=True, text=True, timeout=120)
