@@ -363,7 +363,12 @@ def test_a_graph_after_a_skill_or_a_reset_never_shows_a_pose_from_before_it(ros_
     from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
     from conceptagent_ros.srv import RecordSkillOutcome
 
-    node = SceneGraphNode(namespace="poses", context=ros_context)
+    from rclpy.parameter import Parameter
+
+    # the hold after a record outlasts the 0.4 s the test waits however late the answer comes back
+    # (past pose_wait the node shows the last pose, by design: a slow answer made that the old pose)
+    node = SceneGraphNode(namespace="poses", context=ros_context,
+                          parameter_overrides=[Parameter("pose_wait", value=5.0)])
     test = Node("pose_test", namespace="poses", context=ros_context)
     group = ReentrantCallbackGroup()
     perceived_pub = test.create_publisher(SceneGraph, "perceived_graph", 1)
@@ -404,16 +409,19 @@ def test_a_graph_after_a_skill_or_a_reset_never_shows_a_pose_from_before_it(ros_
         wait_until(lambda: any(abs(g.robot.pose.position.x - 0.5) < 1e-9 for g in graphs)
                    or (publish_pose(0.5) or publish_perceived() or False), 10.0, "a scene graph with the first pose")
 
-        # A drive recorded; its pose comes 0.4 s later. No graph in between shows the old one.
+        # A drive recorded; its pose comes 0.4 s later. No graph stamped after the answer (where the
+        # skill's `finished` is stamped, RecordSkillOutcome.srv) shows the old one: a graph stamped
+        # while the request was on its way legitimately predates the record
         assert recorder.wait_for_service(timeout_sec=5.0)
-        recorded_at = now_ns()
         answer = wait_future(recorder.call_async(RecordSkillOutcome.Request(
             call=SkillCallMsg(skill="navigate_to", args=["fridge_1"]), success=True)))
+        recorded_at = now_ns()
         assert answer.recorded, answer.message
         time.sleep(0.4)
         assert graphs_after(recorded_at) == [], "a graph after the drive carried the pose from before it"
-        publish_pose(2.5)
-        wait_until(lambda: graphs_after(recorded_at), 2.0, "the graph held for the new pose")
+        # the new pose at a localizer's rate: one sample sent once can come late (a lost one waits
+        # for DDS's repair), and a robot's localizer sends the next one anyway
+        wait_until(lambda: graphs_after(recorded_at) or (publish_pose(2.5) or False), 2.0, "the graph held for the new pose")
         assert all(abs(g.robot.pose.position.x - 2.5) < 1e-9 for g in graphs_after(recorded_at))
 
         # A new run: reset; the last run's pose still comes after it, then the robot's first view
@@ -426,8 +434,10 @@ def test_a_graph_after_a_skill_or_a_reset_never_shows_a_pose_from_before_it(ros_
         publish_perceived()
         time.sleep(0.4)
         assert graphs_after(reset_at) == [], "a graph of the new run carried the last run's pose"
-        publish_pose(0.7)
-        wait_until(lambda: graphs_after(reset_at), 2.0, "the new run's first graph")
+        # at a localizer's rate, as after the drive: the node takes the first view after the reset as
+        # the run's start, and a view delivered late (0.7 s was seen) makes a pose sent once before it
+        # count as the last run's
+        wait_until(lambda: graphs_after(reset_at) or (publish_pose(0.7) or False), 2.0, "the new run's first graph")
         assert all(abs(g.robot.pose.position.x - 0.7) < 1e-9 for g in graphs_after(reset_at))
     finally:
         spinning.stop()

@@ -217,12 +217,15 @@ class SceneGraphNode(Node):
     def graph_msg(self) -> SceneGraph:
         """The graph now, with the pose last taken (publish_graph and _get_graph look TF up first)."""
         with self._lock:
-            observation = self._observation()
-            msg = graph_to_msg(observation, self.rooms, self._vocabulary(), self.get_clock().now().to_msg(),
-                               self.get_parameter("world_frame").value, self.yaw)
-            if self.perceived is not None:  # ids perception fused away, for whoever holds them
-                msg.aliases = list(self.perceived.aliases)
-            return msg
+            return self._graph_msg()
+
+    def _graph_msg(self) -> SceneGraph:
+        """graph_msg, called locked."""
+        msg = graph_to_msg(self._observation(), self.rooms, self._vocabulary(), self.get_clock().now().to_msg(),
+                           self.get_parameter("world_frame").value, self.yaw)
+        if self.perceived is not None:  # ids perception fused away, for whoever holds them
+            msg.aliases = list(self.perceived.aliases)
+        return msg
 
     def publish_graph(self) -> None:
         # Nothing until perception has spoken (at start and after a reset): an empty graph would tell
@@ -244,7 +247,11 @@ class SceneGraphNode(Node):
                 self._pose_due = None
                 self.get_logger().warning("no robot pose taken after the last skill within pose_wait: the scene "
                                           "graph shows the pose last received", throttle_duration_sec=10.0)
-        self.graph_pub.publish(self.graph_msg())
+            # stamped in the same hold as the check: a skill recorded between the two (the service
+            # runs beside this timer) would otherwise get a graph stamped after it with the pose
+            # from before it
+            msg = self._graph_msg()
+        self.graph_pub.publish(msg)
 
     def _get_graph(self, _request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
         self._pose_from_tf()
