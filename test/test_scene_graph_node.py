@@ -355,6 +355,7 @@ def test_a_graph_after_a_skill_or_a_reset_never_shows_a_pose_from_before_it(ros_
     from rclpy.callback_groups import ReentrantCallbackGroup
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
+    from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
     from conceptagent_ros.msg import SceneGraph
@@ -362,8 +363,6 @@ def test_a_graph_after_a_skill_or_a_reset_never_shows_a_pose_from_before_it(ros_
     from conceptagent_ros.msg import SkillCall as SkillCallMsg
     from conceptagent_ros.ros.scene_graph_node import SceneGraphNode
     from conceptagent_ros.srv import RecordSkillOutcome
-
-    from rclpy.parameter import Parameter
 
     # the hold after a record outlasts the 0.4 s the test waits however late the answer comes back
     # (past pose_wait the node shows the last pose, by design: a slow answer made that the old pose)
