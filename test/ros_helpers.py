@@ -43,19 +43,26 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str =
 
 
 class Spinning:
-    """An executor spinning on a daemon thread. stop() shuts it down and joins the thread: a node
-    destroyed while the thread still runs its callbacks makes rclpy raise InvalidHandle in that
-    thread (fresh-clone runs warned of it wherever a 1 s shutdown was followed by destroy_node)."""
+    """An executor spinning on a daemon thread. stop() ends the spinning, joins the thread and only
+    then shuts the executor down: a node destroyed while the thread still runs its callbacks makes
+    rclpy raise InvalidHandle in that thread, and rclpy's shutdown destroys the executor's guard
+    conditions without waiting for the thread, which then died on a None guard between two waits."""
 
     def __init__(self, executor, name: str = "test-spin") -> None:
         self.executor = executor
-        self.thread = threading.Thread(target=executor.spin, daemon=True, name=name)
+        self._stopping = threading.Event()
+        self.thread = threading.Thread(target=self._spin, daemon=True, name=name)
         self.thread.start()
 
+    def _spin(self) -> None:
+        while not self._stopping.is_set() and self.executor.context.ok() and not self.executor._is_shutdown:
+            self.executor.spin_once(timeout_sec=0.05)  # a wake-up alone does not end spin_once
+
     def stop(self, timeout: float = 10.0) -> None:
-        self.executor.shutdown(timeout_sec=timeout)
+        self._stopping.set()
         self.thread.join(timeout)
         assert not self.thread.is_alive(), f"{self.thread.name}: the executor's spin thread did not stop"
+        self.executor.shutdown(timeout_sec=timeout)
 
 
 def interrupt(process, timeout: float) -> tuple[str, bool]:

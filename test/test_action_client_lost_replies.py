@@ -90,10 +90,8 @@ def _graph(domain: int, server_class: type, runs: Runs) -> Iterator[tuple[Any, A
         assert client.wait_for_server(timeout_sec=10.0)
         yield server, client, threads[1]
     finally:
-        for executor in (server_executor, client_executor):
-            executor.shutdown(timeout_sec=2.0)
         for thread in threads:
-            thread.join(timeout=2.0)
+            thread.stop(timeout=2.0)
         client.destroy()
         server.destroy()
         server_node.destroy_node()
@@ -234,8 +232,7 @@ def test_a_client_made_while_its_node_spins_leaves_the_executor_alive(domain: in
             first.destroy()
             return thread
         finally:
-            executor.shutdown(timeout_sec=2.0)
-            thread.join(timeout=2.0)
+            thread.stop(timeout=2.0)
             server.destroy()
             node.destroy_node()
             rclpy.try_shutdown(context=context)
@@ -267,7 +264,7 @@ def test_a_spin_thread_that_raises_is_reported_and_fails_the_waits(domain: int, 
             wait_done(Future(), 30.0)
     finally:
         spin_threads.forget_dead()
-        executor.shutdown(timeout_sec=2.0)
+        thread.stop(timeout=2.0)
         node.destroy_node()
         rclpy.try_shutdown(context=context)
 

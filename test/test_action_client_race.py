@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import Spinning, require_ros
 
 require_ros()
 
@@ -53,14 +53,12 @@ def _served(client_class: type, domain: int, name: str, execute: Callable[[Any, 
     executor.add_node(node)
     server = ActionServer(node, ExecuteTask, name, execute_callback=functools.partial(execute, node=node))
     client = client_class(node, ExecuteTask, name)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+    spinning = Spinning(executor, f"{name}-spin")
     try:
         assert client.wait_for_server(timeout_sec=10.0)
         yield client
     finally:
-        executor.shutdown(timeout_sec=2.0)
-        spinner.join(timeout=2.0)
+        spinning.stop(timeout=2.0)
         client.destroy()
         server.destroy()
         node.destroy_node()
@@ -175,15 +173,14 @@ def test_a_client_destroyed_while_another_thread_spins_its_node_is_freed_on_that
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         node.create_timer(0.001, lambda: None)  # the executor wakes and gathers its entities all the time
-        spinner = threading.Thread(target=executor.spin, name="destroy-probe-spin", daemon=True)
-        spinner.start()
+        spinning = Spinning(executor, "destroy-probe-spin")
         try:
             for _ in range(100):
                 ActionClient(node, ExecuteTask, "nobody_serves_this").destroy()
             assert freed_on == ["destroy-probe-spin"] * 100
             time.sleep(0.2)
-            assert spinner.is_alive()
+            assert spinning.thread.is_alive()
         finally:
-            executor.shutdown(timeout_sec=2.0)
+            spinning.stop(timeout=2.0)
             node.destroy_node()
             rclpy.try_shutdown(context=context)

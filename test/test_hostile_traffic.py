@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from ros_helpers import interrupt, require_ros, wait_future
+from ros_helpers import Spinning, interrupt, require_ros, wait_future
 
 require_ros()
 
@@ -60,8 +60,7 @@ class Operator:
         self.node = rclpy.create_node(f"hostile_{uuid.uuid4().hex[:8]}", namespace=NS, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinning = Spinning(self.executor, "hostile-client-spin")
         self.tasks = ActionClient(self.node, ExecuteTask, "execute_task")
         self.commands = self.node.create_publisher(String, "command", 10)
         self.statuses: list[TaskStatus] = []
@@ -98,8 +97,7 @@ class Operator:
                 self.arrived.wait(left)
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=2.0)
-        self.thread.join(timeout=2.0)
+        self.spinning.stop(timeout=2.0)
         self.tasks.destroy()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)

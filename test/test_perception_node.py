@@ -6,14 +6,13 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from ros_helpers import require_ros, wait_future, wait_until
+from ros_helpers import Spinning, require_ros, wait_future, wait_until
 
 require_ros()
 
@@ -89,12 +88,11 @@ class Camera:
         self.sent += 1
 
 
-def spin(context, *nodes):
+def spin(context, *nodes) -> Spinning:
     executor = MultiThreadedExecutor(num_threads=4, context=context)
     for node in nodes:
         executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
-    return executor
+    return Spinning(executor, "perception-test-spin")
 
 
 def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, frames, tmp_path):
@@ -112,7 +110,7 @@ def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, 
     watcher.create_subscription(SceneGraph, "perceived_graph", graphs.append, 10)
     watcher.create_subscription(ObjectDetections, "detections", detections.append, 10)
     watcher.create_subscription(MarkerArray, "perception_markers", markers.append, 10)
-    executor = spin(ros_context, node, camera.node, watcher)
+    spinning = spin(ros_context, node, camera.node, watcher)
     try:
         wait_until(lambda: camera.rgb.get_subscription_count() > 0 and watcher.count_publishers("perceived_graph") > 0)
         time.sleep(0.5)
@@ -158,7 +156,7 @@ def test_frames_become_a_graph_with_detections_markers_and_queries(ros_context, 
         every = wait_future(points.call_async(GetObjectPoints.Request()))
         assert every.success and sorted(every.ids) == sorted(o.id for o in graph.objects)
     finally:
-        executor.shutdown()
+        spinning.stop()
 
 
 def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_comes_is_dropped(
@@ -172,7 +170,7 @@ def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_
     assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
     node.trigger_activate()
     camera = Camera(ros_context, k)
-    executor = spin(ros_context, node, camera.node)
+    spinning = spin(ros_context, node, camera.node)
     try:
         wait_until(lambda: camera.rgb.get_subscription_count() > 0 and camera.pose.get_subscription_count() > 0)
         time.sleep(0.5)
@@ -197,7 +195,7 @@ def test_a_frame_taken_up_before_its_pose_waits_for_it_and_one_whose_pose_never_
         wait_until(lambda: node.dropped == 1, timeout=1.5, what="the frame without a pose dropped before pose_wait")
         assert node.frames == 1
     finally:
-        executor.shutdown()
+        spinning.stop()
 
 
 def rss_mib() -> float:
@@ -214,7 +212,7 @@ def test_a_flood_of_frames_is_dropped_not_queued(ros_context, frames, tmp_path):
     node.trigger_activate()
     camera = Camera(ros_context, k)
     prepared = [camera.prepare(pose, frame) for pose, frame in shots]
-    executor = spin(ros_context, node, camera.node)
+    spinning = spin(ros_context, node, camera.node)
     try:
         wait_until(lambda: camera.rgb.get_subscription_count() > 0)
         time.sleep(0.5)
@@ -237,7 +235,7 @@ def test_a_flood_of_frames_is_dropped_not_queued(ros_context, frames, tmp_path):
         assert sync is None or not hasattr(sync, "_queues") or all(len(q) <= sync.queue_size for q in sync._queues)
         assert after - before < 60, f"memory grew {after - before:.0f} MiB under the flood"
     finally:
-        executor.shutdown()
+        spinning.stop()
 
 
 def test_configure_fails_with_a_reason_when_models_are_missing(ros_context, tmp_path):

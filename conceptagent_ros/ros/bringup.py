@@ -113,11 +113,10 @@ class RosGraph:
         planner = self.nodes.get("planner")
         if isinstance(planner, PlannerNode):
             planner.stop_tasks()
-        # Threads out of rclpy next, then nodes, then the context: another order aborts at exit.
-        for executor in self.executors:
-            executor.shutdown(timeout_sec=2.0)
+        # Threads out of rclpy next (and their executors shut down), then nodes, then the context:
+        # another order aborts at exit.
         for thread in self.threads:
-            thread.join(timeout=5.0)
+            thread.stop(timeout=5.0)
         for node in self.nodes.values():
             node.destroy_node()
         if self.owns_context:

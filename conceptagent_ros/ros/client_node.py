@@ -29,8 +29,7 @@ class ClientNode:
 
     def stop_spinning(self) -> None:
         # The spin thread must be out of rclpy before the node or context goes, or the process aborts at exit.
-        self.executor.shutdown(timeout_sec=2.0)
-        self.thread.join(timeout=2.0)
+        self.thread.stop(timeout=2.0)
 
     def close(self) -> None:
         self.stop_spinning()

@@ -79,6 +79,7 @@ from conceptagent_ros.ros.conversions.body import base_path_msg, base_pose_msg, 
 from conceptagent_ros.ros.conversions.manipulation import grasp_markers
 from conceptagent_ros.ros.conversions.scene import graph_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
+from conceptagent_ros.ros.node_teardown import DestroysItsActions
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.skills.contract import SkillOutcome
 from conceptagent_ros.srv import GetSceneGraph
@@ -87,7 +88,7 @@ BODIES = ("pybullet", "arm")
 CANCEL_POLL_SECONDS = 0.02
 
 
-class ManipulationNode(Node):
+class ManipulationNode(DestroysItsActions, Node):
     __doc__ = __doc__
 
     def __init__(self, node_name: str = "manipulation", namespace: str = "", gripper_client: Any = None,

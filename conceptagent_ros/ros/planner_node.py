@@ -49,6 +49,7 @@ from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.conversions.markers import plan_markers
 from conceptagent_ros.ros.conversions.plan import status_msg, step_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg
+from conceptagent_ros.ros.node_teardown import DestroysItsActions
 from conceptagent_ros.ros.robot_client import EXECUTE_SKILL_TYPE, RobotLinkConfig, RosRobot, SkillEndpoint
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.graph import SceneGraph
@@ -74,7 +75,7 @@ def describe(name: str, text: str, **ranges: object) -> ParameterDescriptor:
     return ParameterDescriptor(name=name, description=text, **ranges)
 
 
-class PlannerNode(Node):
+class PlannerNode(DestroysItsActions, Node):
     __doc__ = __doc__
 
     def __init__(self, node_name: str = "planner", namespace: str = "", **kwargs: object):

@@ -52,6 +52,7 @@ from conceptagent_ros.ros.conversions.maps import occupancy_from_msg
 from conceptagent_ros.ros.conversions.scene import pose_msg, pose_position, resolve_alias
 from conceptagent_ros.ros.conversions.skills import call_from_msg, end_goal, outcome_to_result
 from conceptagent_ros.ros.futures import wait_done
+from conceptagent_ros.ros.node_teardown import DestroysItsActions
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.geometry import approach_pose
 from conceptagent_ros.skills.contract import SkillCall, SkillOutcome
@@ -111,7 +112,7 @@ class ApproachGround:
     reach: float = 0.9
 
 
-class RobotSkillsNode(Node):
+class RobotSkillsNode(DestroysItsActions, Node):
     __doc__ = __doc__
 
     def __init__(self, node_name: str = "robot_skills", namespace: str = "", navigator: NavigatorWorker | None = None,

@@ -70,6 +70,7 @@ from conceptagent_ros.ros.camera_streams import CameraStreams, things_of
 from conceptagent_ros.ros.conversions.markers import scene_markers
 from conceptagent_ros.ros.conversions.scene import graph_to_msg, pose_msg, scene_object_to_msg
 from conceptagent_ros.ros.conversions.skills import call_from_msg, outcome_to_result
+from conceptagent_ros.ros.node_teardown import DestroysItsActions
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.scene.loader import load_scene
 from conceptagent_ros.scene.observation import Observation
@@ -136,7 +137,7 @@ class StandInCamera:
                 await node.sleep(0.005)
 
 
-class RobotStandInNode(Node):
+class RobotStandInNode(DestroysItsActions, Node):
     __doc__ = __doc__
 
     def __init__(self, node_name: str = "robot", namespace: str = "", **kwargs: Any):

@@ -278,14 +278,15 @@ class SceneGraphNode(Node):
             self.forget_pub.publish(String(data=oid))
         # The skill's `finished` is stamped once this answer is back; a graph a moment later is the
         # one the planner waits for (else the next tick of publish_rate serves it)
-        once = None
-
         def publish_once() -> None:
             once.cancel()
             self.destroy_timer(once)
             self.publish_graph()
 
-        once = self.create_timer(RECORD_PUBLISH_DELAY_S, publish_once)
+        # started only once `once` names it: on a multi-threaded executor it could fire before the
+        # assignment (a loaded machine holds this thread past the delay) and find no timer to cancel
+        once = self.create_timer(RECORD_PUBLISH_DELAY_S, publish_once, autostart=False)
+        once.reset()
         response.recorded = True
         response.message = f"{call} recorded; holding {self.memory.holding or 'nothing'}"
         return response

@@ -18,6 +18,8 @@ from rclpy.executors import ExternalShutdownException, ShutdownException
 
 from conceptagent_ros.errors import ConceptAgentError
 
+STOP_CHECK_S = 0.05  # how often a spinning SpinThread looks whether it is told to stop
+
 _dead: list[tuple[str, BaseException]] = []
 _dead_lock = threading.Lock()
 
@@ -27,13 +29,35 @@ class ExecutorDied(ConceptAgentError):
 
 
 class SpinThread(threading.Thread):
-    """`SpinThread(executor, name).start()`: runs `executor.spin()` (or `target`, when given)."""
+    """`SpinThread(executor, name).start()`: spins `executor` (or runs `target`, when given) until
+    `stop()`, which ends the spinning and then shuts the executor down."""
 
     def __init__(self, executor: Any, name: str, target: Any = None):
         super().__init__(name=name, daemon=True)
         self.executor = executor
-        self._spin = target if target is not None else executor.spin
+        self._stopping = threading.Event()
+        self._spin = target if target is not None else self._spin_until_stopped
         self.error: BaseException | None = None
+
+    def _spin_until_stopped(self) -> None:
+        """`executor.spin()`, but ended from outside before the executor is shut down. rclpy's
+        Executor.shutdown destroys the executor's guard conditions without waiting for the thread
+        that spins it (its wait for outstanding work is skipped once it has set _is_shutdown), and a
+        thread between two waits then met None for a guard ("'NoneType' object has no attribute
+        'handle'") and died: a teardown that failed tests at random."""
+        # (an executor shut down elsewhere ends it too, as it ends spin())
+        while not self._stopping.is_set() and self.executor.context.ok() and not self.executor._is_shutdown:
+            # a wake-up alone does not end spin_once (rclpy waits again inside it): its timeout does
+            self.executor.spin_once(timeout_sec=STOP_CHECK_S)
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """End the spinning (within STOP_CHECK_S, or once the callback it runs returns), then shut the
+        executor down; True when the thread has ended within `timeout`."""
+        self._stopping.set()
+        if self.is_alive():
+            self.join(timeout)
+        self.executor.shutdown(timeout_sec=timeout)
+        return not self.is_alive()
 
     def run(self) -> None:
         try:

@@ -40,6 +40,7 @@ from conceptagent_ros.action import SynthesizeTrajectory
 from conceptagent_ros.errors import ConceptAgentError
 from conceptagent_ros.ros.action_server import ActionServer
 from conceptagent_ros.ros.conversions.voxposer import MAP_BACKGROUND, path_msg, pose_stamped, value_map_cloud
+from conceptagent_ros.ros.node_teardown import DestroysItsActions
 from conceptagent_ros.ros.spin import run_node
 from conceptagent_ros.voxposer.api import WORKER_RUNNER, SceneSnapshot, VoxelGrid
 from conceptagent_ros.voxposer.executor import ReplanRecord, RunReport, VoxPoser, VoxPoserOptions, Waypoint
@@ -77,7 +78,7 @@ def waypoints_path(waypoints: list[Waypoint], frame: str, stamp: Any) -> Path:
     return path_msg(np.array([w.position for w in waypoints]), np.array([w.quaternion for w in waypoints]), frame, stamp)
 
 
-class VoxPoserNode(Node):
+class VoxPoserNode(DestroysItsActions, Node):
     __doc__ = __doc__
 
     def __init__(self, node_name: str = "voxposer", namespace: str = "", **kwargs: Any) -> None:
