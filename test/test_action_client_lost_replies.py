@@ -124,7 +124,7 @@ def test_a_goal_whose_responses_are_all_lost_is_accepted_on_its_feedback_or_stat
         response = _run_once(client, "no goal response")
         assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.error_msg == "no goal response"
         assert server._handle.dropped >= 1 and runs.count == 1
-        assert time.monotonic() - started < 5.0  # not a timeout's worth of waiting
+        assert time.monotonic() - started < 8.0  # not the 10 s a lost acceptance would wait out
 
 
 def test_a_goal_request_that_never_arrived_is_sent_again_and_runs_once(domain: int) -> None:
@@ -227,7 +227,7 @@ def test_a_client_made_while_its_node_spins_leaves_the_executor_alive(domain: in
                 started = time.monotonic()
                 with pytest.raises(ExecutorDied, match="early-LockMadeLate"):
                     wait_done(never, 30.0)
-                assert time.monotonic() - started < 1.0  # at once, not after the 30 s
+                assert time.monotonic() - started < 10.0  # at once (a loaded machine's once), not after the 30 s
             client.destroy()
             first.destroy()
             return thread
@@ -285,7 +285,7 @@ def test_a_goal_no_server_takes_times_out_and_is_canceled_by_id(domain: int) -> 
         started = time.monotonic()
         answer = client.send_goal_reliably(ExecuteTask.Goal(instruction="nobody"), timeout=2.5, resend_after=0.5)
         assert answer.handle is None and answer.why == "timeout"
-        assert 2.5 <= time.monotonic() - started < 5.0
+        assert 2.5 <= time.monotonic() - started < 8.0  # the timeout, not the time of a resend or a reply
         deadline = time.monotonic() + 5.0
         while not server.cancels and time.monotonic() < deadline:
             time.sleep(0.05)
