@@ -173,6 +173,40 @@ def test_the_server_command_is_read_by_llama_cpp_s_own_argument_parser():
     cli.add_args_from_model(parser, Settings)
     model = cli.parse_model_from_args(ModelSettings, parser.parse_args(command[command.index("--model"):]))
     assert (model.model, model.n_threads, model.n_threads_batch, model.n_ctx) == ("/m/model.gguf", 2, 2, 4096)
-    # no RAM prompt cache: its saved states carry every token's logits, and with --cache the server
-    # grew to 23 GB in thirty MCTS calls and was killed for memory (docs/language-models.md)
+    # no RAM prompt cache unless asked for (CONCEPTAGENT_LOCAL_CACHE_MB): its saved states carry
+    # every token's logits (docs/language-models.md)
     assert model.cache is False
+    cached = local_server.LocalLlamaServer("qwen2.5-coder-1.5b-instruct", local_server.ServerSettings(cache_mb=2048))
+    command = cached.command(Path("/m/model.gguf"))
+    model = cli.parse_model_from_args(ModelSettings, parser.parse_args(command[command.index("--model"):]))
+    assert (model.cache, model.cache_type, model.cache_size) == (True, "ram", 2048 << 20)
+
+
+def test_the_prompt_cache_counts_the_logits_its_states_carry():
+    """llama-cpp-python's RAM cache counts only llama.cpp's state, not the logits copy each saved
+    state carries (0.9 GB for a 1,500-token prompt): the server grew to 23 GB with a 2 GB cache. The
+    project's cache counts every byte, so its capacity bounds it (real LlamaState objects)."""
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+    from llama_cpp.llama_cache import LlamaRAMCache
+
+    from conceptagent_ros.llm.prompt_cache import CountingRAMCache, entry_bytes
+
+    vocab = 1000
+
+    def state(tokens: list[int]) -> LlamaState:
+        return LlamaState(input_ids=np.array(tokens, dtype=np.intc), scores=np.zeros((len(tokens), vocab), np.single),
+                          n_tokens=len(tokens), llama_state=b"k" * 1000, llama_state_size=1000, seed=0)
+
+    one = entry_bytes(state(list(range(100))))
+    assert one == 1000 + 100 * vocab * 4 + 100 * np.dtype(np.intc).itemsize
+    theirs, ours = LlamaRAMCache(capacity_bytes=2 * one + 10), CountingRAMCache(capacity_bytes=2 * one + 10)
+    for cache in (theirs, ours):
+        for first in range(0, 500, 100):  # five prompts of 100 tokens, none a prefix of another
+            cache[list(range(first, first + 100))] = state(list(range(first, first + 100)))
+    assert len(theirs.cache_state) == 5  # it counted 1,000 bytes a state and kept them all
+    assert len(ours.cache_state) == 2 and ours.cache_size <= 2 * one + 10
+    assert list(range(400, 450)) in ours and list(range(0, 50)) not in ours  # the most recent stay
+    big = CountingRAMCache(capacity_bytes=one - 1)
+    big[list(range(100))] = state(list(range(100)))
+    assert len(big.cache_state) == 0  # larger than the whole capacity: not kept

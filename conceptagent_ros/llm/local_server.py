@@ -6,7 +6,8 @@ that ends itself once its parent is gone: llm/llama_server_process.py) on a free
 `openai` backend as any other server, so every planner and every backend option works with it
 (JSON-schema `response_format`, `/v1/completions` log-probabilities for Grounded Decoding). One
 server per model per process, stopped when the process exits. The server keeps the key-value cache
-of its last prompt, which is why prompts put their unchanging part first (planning/prompts.py).
+of its last prompt, which is why prompts put their unchanging part first (planning/prompts.py), and
+with CONCEPTAGENT_LOCAL_CACHE_MB the states of recent prompts too (llm/prompt_cache.py).
 """
 from __future__ import annotations
 
@@ -39,12 +40,16 @@ class ServerSettings:
     context: int = 4096  # tokens; the longest planner prompt is under 2,000
     threads: int = 0  # 0: every core this process may use
     startup_timeout: float = 300.0  # seconds to load the model and answer
+    # MiB of RAM for recent prompts' states (llm/prompt_cache.py); 0: only the last prompt's
+    # key-value cache, as llama.cpp keeps anyway
+    cache_mb: int = 0
 
     @classmethod
     def from_env(cls) -> ServerSettings:
         return cls(context=int(os.environ.get("CONCEPTAGENT_LOCAL_CTX", "4096")),
                    threads=int(os.environ.get("CONCEPTAGENT_LOCAL_THREADS", "0")),
-                   startup_timeout=float(os.environ.get("CONCEPTAGENT_LOCAL_STARTUP", "300")))
+                   startup_timeout=float(os.environ.get("CONCEPTAGENT_LOCAL_STARTUP", "300")),
+                   cache_mb=int(os.environ.get("CONCEPTAGENT_LOCAL_CACHE_MB", "0")))
 
 
 def runtime_available() -> bool:
@@ -85,7 +90,9 @@ class LocalLlamaServer:
         return [sys.executable, "-m", "conceptagent_ros.llm.llama_server_process", "--model", str(model_path),
                 "--model_alias", self.model,
                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.settings.context),
-                "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "False"]
+                "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "False",
+                *(["--cache", "True", "--cache_type", "ram", "--cache_size", str(self.settings.cache_mb << 20)]
+                  if self.settings.cache_mb > 0 else [])]
 
     def start(self) -> LocalLlamaServer:
         if self.running:
