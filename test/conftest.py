@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 
@@ -36,7 +35,7 @@ def _isolated_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def ros_context():
     """A fresh rclpy context on a DDS domain id reserved for this test and not used by the tests before it (ros/domains.py)."""
-    from ros_helpers import require_ros
+    from ros_helpers import require_ros, shut_down
 
     require_ros()
     import rclpy
@@ -50,12 +49,7 @@ def ros_context():
         try:
             yield context
         finally:
-            # What the test left in reference cycles (rclpy entities, closures over nodes) is freed
-            # here, on this thread, while the context still stands: left to the collector, it was
-            # freed during a later test, on whatever thread collected (a segfault in that test's
-            # garbage collection, about 1 run in 20)
-            gc.collect()
-            rclpy.try_shutdown(context=context)
+            shut_down(context)  # what the test left in reference cycles is collected first
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ros_helpers import require_ros
+from ros_helpers import require_ros, shut_down
 
 require_ros()
 
@@ -96,7 +96,7 @@ def _graph(domain: int, server_class: type, runs: Runs) -> Iterator[tuple[Any, A
         server.destroy()
         server_node.destroy_node()
         client_node.destroy_node()
-        rclpy.try_shutdown(context=context)
+        shut_down(context)
 
 
 @pytest.fixture
@@ -235,7 +235,7 @@ def test_a_client_made_while_its_node_spins_leaves_the_executor_alive(domain: in
             thread.stop(timeout=2.0)
             server.destroy()
             node.destroy_node()
-            rclpy.try_shutdown(context=context)
+            shut_down(context)
             spin_threads.forget_dead()
 
     assert outcome(ActionClient).error is None
@@ -266,7 +266,7 @@ def test_a_spin_thread_that_raises_is_reported_and_fails_the_waits(domain: int, 
         spin_threads.forget_dead()
         thread.stop(timeout=2.0)
         node.destroy_node()
-        rclpy.try_shutdown(context=context)
+        shut_down(context)
 
 
 def test_a_goal_no_server_takes_times_out_and_is_canceled_by_id(domain: int) -> None:

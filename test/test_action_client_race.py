@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from ros_helpers import Spinning, require_ros
+from ros_helpers import Spinning, require_ros, shut_down
 
 require_ros()
 
@@ -62,7 +62,7 @@ def _served(client_class: type, domain: int, name: str, execute: Callable[[Any, 
         client.destroy()
         server.destroy()
         node.destroy_node()
-        rclpy.try_shutdown(context=context)
+        shut_down(context)
 
 
 def _finish(goal_handle: Any, _node: Node) -> Any:
@@ -183,4 +183,4 @@ def test_a_client_destroyed_while_another_thread_spins_its_node_is_freed_on_that
         finally:
             spinning.stop(timeout=2.0)
             node.destroy_node()
-            rclpy.try_shutdown(context=context)
+            shut_down(context)

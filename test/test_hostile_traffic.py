@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from ros_helpers import Spinning, interrupt, require_ros, wait_future
+from ros_helpers import Spinning, interrupt, require_ros, shut_down, wait_future
 
 require_ros()
 
@@ -100,7 +100,7 @@ class Operator:
         self.spinning.stop(timeout=2.0)
         self.tasks.destroy()
         self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        shut_down(self.context)
 
 
 @pytest.fixture(scope="module")
