@@ -44,8 +44,8 @@ def run_arm(task_id: str, suite: str, steps: int, llm: str, cache_mb: int) -> Ar
     try:
         result = run_episode(EpisodeSpec.of(instruction=task.instruction, scene=task.scene, goal=task.goal,
                                             planner="mcts", llm=llm, seed=0, max_steps=steps))
-        servers = [s for s in local_server._SERVERS.values() if s.running]
-        peak = _peak_rss_mb(servers[0].process.pid) if servers else float("nan")
+        server = local_server.shared_server(llm.partition(":")[2])  # the episode's, still running
+        peak = _peak_rss_mb(server.process.pid)
     finally:
         local_server.stop_all()
         os.environ.pop("CONCEPTAGENT_LOCAL_CACHE_MB", None)

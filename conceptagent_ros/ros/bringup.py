@@ -13,7 +13,6 @@ from typing import Any
 
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -98,9 +97,8 @@ def overrides(values: Mapping[str, Any]) -> list[Parameter]:
 @dataclass
 class RosGraph:
     context: Context
-    executors: list[Executor]
     nodes: dict[str, Node]
-    threads: list[SpinThread]
+    threads: list[SpinThread]  # each spins one node's executor (thread.executor)
     owns_context: bool
 
     def alive(self) -> bool:
@@ -168,7 +166,7 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
         raise
     # One executor per node: rclpy's executors rebuild their wait set from every entity of their
     # nodes on each wake-up, so two small executors answer faster than one large one.
-    executors, threads = [], []
+    threads = []
     for name, node in nodes.items():
         # The stand-in and the scene graph node never block in a callback: single-threaded. A
         # multi-threaded executor's threads would only contend for the GIL with perception's fusion
@@ -177,6 +175,5 @@ def bring_up(options: GraphOptions, context: Context | None = None, domain_id: i
         executor.add_node(node)
         thread = SpinThread(executor, f"conceptagent-{name}")
         thread.start()
-        executors.append(executor)
         threads.append(thread)
-    return RosGraph(context, executors, nodes, threads, owns)
+    return RosGraph(context, nodes, threads, owns)
