@@ -300,6 +300,26 @@ def test_a_low_door_is_pushed_on_from_above_with_the_hand_in_the_gap_behind_it(g
         plan_door_push_over(door, top, gripper, np.radians(90), np.radians(30), 0.45)
 
 
+def test_a_low_door_is_pushed_shut_from_above_along_its_outer_face(gripper) -> None:
+    """A shut: the hand pointing down over the top edge, beside the door's outer face (the side a
+    shutting door moves toward), swept from the open angle back to shut, where it stands a
+    clearance before the shut door's front."""
+    door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
+    top = 0.45
+    start, end = np.radians(85), 0.0
+    plan = plan_door_push_over(door, top, gripper, start, end, 0.3, face="outer")
+    assert plan.action == "close" and plan.grip == "push"
+    poses = (plan.grasp_position, *plan.waypoints)
+    for angle, point, rotation in zip(np.linspace(start, end, len(poses)), poses, (plan.grasp_rotation, *plan.rotations)):
+        across = float((point - door.hinge) @ door.outer(angle))
+        assert gripper.palm_width / 2 < across < gripper.palm_width / 2 + 0.02  # beside the outer face, clear of it
+        assert rotation[:, 2] @ np.array([0.0, 0.0, -1.0]) > 0.999
+        assert top - 0.12 < point[2] - gripper.finger_depth / 2 < top - 0.03
+    assert 0.0 < float((poses[-1] - door.hinge) @ door.out) < 0.06  # at the end: before the shut door's front
+    with pytest.raises(ManipulationError, match="0 to 135"):  # a push on the outer face only shuts
+        plan_door_push_over(door, top, gripper, np.radians(30), np.radians(90), 0.3, face="outer")
+
+
 def test_how_far_a_door_stands_open_is_measured_from_its_points(gripper) -> None:
     door = door_frame(front_geometry(upright_door(), BASE), gripper=gripper)
     for degrees in (0.0, 25.0, 60.0, 88.0):

@@ -55,6 +55,10 @@ class SkillRefused(Exception):
     """A skill the arm will not try: its precondition fails before any motion."""
 
 
+class SkillUnavailable(Exception):
+    """A skill this arm has no way to do on this target (not built for it), said before any motion."""
+
+
 class ArmBody(Protocol):
     """What the skills need of a robot with an arm."""
 
@@ -160,6 +164,8 @@ class ArmSkills:
             return SkillOutcome(call, False, f"{call} failed: {e.code}: {e.detail}", "physical", e.code)
         except SkillRefused as e:
             return SkillOutcome(call, False, f"{call} was refused: {e}", "precondition")
+        except SkillUnavailable as e:
+            return SkillOutcome(call, False, f"{call}: {e}", "unavailable")
         except MotionCanceled as e:
             self.body.stop()
             self.after_cancel()

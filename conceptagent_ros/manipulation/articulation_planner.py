@@ -412,7 +412,16 @@ def _upright_bar(front: FrontGeometry) -> bool:
     return float(np.ptp(proud[:, 2])) > float(np.ptp(proud @ front.width_axis))
 
 
-PUSH_CLEARANCE = 0.01  # metres between the hand and the door's inner face where the push starts
+PUSH_CLEARANCE = 0.01  # metres between the hand and the door's face where the push starts
+
+
+def _swing_range(start: float, end: float, face: Literal["inner", "outer"]) -> None:
+    """A push on the inner face opens the door on (start < end); one on the outer face shuts it (end < start)."""
+    ok = 0 <= start < end <= np.pi * 0.75 if face == "inner" else 0 <= end < start <= np.pi * 0.75
+    if not ok:
+        verb = "swings a door on" if face == "inner" else "swings a door back"
+        raise ManipulationError("COLLISION", f"a push on its {face} face {verb}, within 0 to 135 degrees; got "
+                                             f"{np.degrees(start):.0f} to {np.degrees(end):.0f}")
 
 
 def plan_door_push(door: DoorFrame, shoulder: object, gripper: GripperSpec, start: float, end: float,
@@ -424,44 +433,50 @@ def plan_door_push(door: DoorFrame, shoulder: object, gripper: GripperSpec, star
     hold on past about 40 degrees (the handle's face turns away from it): people let go there and
     push the door on from inside as well."""
     cfg = config or ArticulationConfig()
-    if not 0 <= start < end <= np.pi * 0.75:
-        raise ManipulationError("COLLISION", f"a push swings a door on from 0 to 135 degrees; got "
-                                             f"{np.degrees(start):.0f} to {np.degrees(end):.0f}")
+    _swing_range(start, end, "inner")
     reference = np.asarray(shoulder, dtype=float)
     steps = max(2, int(np.ceil(radius * (end - start) / cfg.waypoint_spacing)))
     poses = [_push_pose(door, reference, gripper, start + (end - start) * k / steps, radius) for k in range(steps + 1)]
-    first, first_rotation = poses[0]
-    return ArticulationPlan("door", "open", first, first_rotation, tuple(p for p, _ in poses[1:]),
-                            tuple(r for _, r in poses[1:]), "push", hinge=door.hinge, angle=end - start)
+    return _sweep(poses, door, "inner", end - start)
 
 
 OVER_THE_TOP = 0.08  # metres below a low door's top edge the fingertips push it from above
 
 
 def plan_door_push_over(door: DoorFrame, top: float, gripper: GripperSpec, start: float, end: float, radius: float,
-                        config: ArticulationConfig | None = None) -> ArticulationPlan:
-    """Swing an opened low door (a base cabinet's, its top edge below the shoulder) on from `start`
-    to `end` radians with the closed hand come in over its top edge: pointing down into the gap
-    between the door and the front, its side against the door's inner face `radius` from the hinge,
-    its fingertips OVER_THE_TOP below the edge. An arm reaching round the free edge of a door this
-    low swept its forearm through the door's outer face and shut it again."""
+                        config: ArticulationConfig | None = None,
+                        face: Literal["inner", "outer"] = "inner") -> ArticulationPlan:
+    """Swing a low door (a base cabinet's, its top edge below the shoulder) from `start` to `end`
+    radians with the closed hand come in over its top edge: pointing down beside the door's `face`
+    (the inner one opens it on, the hand in the gap between the door and the front; the outer one
+    shuts it), its side against the face `radius` from the hinge, its fingertips OVER_THE_TOP below
+    the edge. An arm reaching round the free edge of a door this low swept its forearm through the
+    door's outer face and shut it again."""
     cfg = config or ArticulationConfig()
-    if not 0 <= start < end <= np.pi * 0.75:
-        raise ManipulationError("COLLISION", f"a push swings a door on from 0 to 135 degrees; got "
-                                             f"{np.degrees(start):.0f} to {np.degrees(end):.0f}")
+    _swing_range(start, end, face)
     height = top - OVER_THE_TOP + gripper.finger_depth / 2  # the hand's origin is half a finger above the tips
-    steps = max(2, int(np.ceil(radius * (end - start) / cfg.waypoint_spacing)))
+    steps = max(2, int(np.ceil(radius * abs(end - start) / cfg.waypoint_spacing)))
     poses = []
     for k in range(steps + 1):
         angle = start + (end - start) * k / steps
-        inner = -door.outer(angle)
+        beside = _face_normal(door, angle, face)
         # the fingers close along the door, so the hand's narrow side (its palm's width) faces it
-        point = door.at(angle, radius) + inner * (gripper.palm_width / 2 + PUSH_CLEARANCE)
+        point = door.at(angle, radius) + beside * (gripper.palm_width / 2 + PUSH_CLEARANCE)
         point[2] = height
         poses.append((point, hand_frame(np.array([0.0, 0.0, -1.0]), door.radial(angle))))
+    return _sweep(poses, door, face, end - start)
+
+
+def _face_normal(door: DoorFrame, angle: float, face: Literal["inner", "outer"]) -> np.ndarray:
+    return door.outer(angle) if face == "outer" else -door.outer(angle)
+
+
+def _sweep(poses: list[tuple[np.ndarray, np.ndarray]], door: DoorFrame, face: Literal["inner", "outer"],
+           turn: float) -> ArticulationPlan:
     first, first_rotation = poses[0]
-    return ArticulationPlan("door", "open", first, first_rotation, tuple(p for p, _ in poses[1:]),
-                            tuple(r for _, r in poses[1:]), "push", hinge=door.hinge, angle=end - start)
+    return ArticulationPlan("door", "open" if face == "inner" else "close", first, first_rotation,
+                            tuple(p for p, _ in poses[1:]), tuple(r for _, r in poses[1:]), "push",
+                            hinge=door.hinge, angle=abs(turn))
 
 
 def _push_pose(door: DoorFrame, shoulder: np.ndarray, gripper: GripperSpec, angle: float,

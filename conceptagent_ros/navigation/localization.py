@@ -130,10 +130,15 @@ class MonteCarloLocalization:
         rot2 = math.remainder(after.yaw - before.yaw - rot1, 2 * math.pi)
         a = self.noise
         n = self.particles
-        r1 = rot1 - self.rng.normal(0.0, 1.0, n) * math.sqrt(a.rot_from_rot * rot1 ** 2 + a.rot_from_trans * trans ** 2)
+        # the book's model takes every motion for a forward one: a base backing off 2 cm turns half a
+        # turn, drives and turns back, and the turns' noise (alpha1 of pi) scattered the particles'
+        # headings by a radian. Backward and forward motion are blurred alike, as Nav2's AMCL does
+        # (its differential model's delta_rot1_noise: the turn's distance from 0 or from pi)
+        n1, n2 = _from_forward_or_back(rot1), _from_forward_or_back(rot2)
+        r1 = rot1 - self.rng.normal(0.0, 1.0, n) * math.sqrt(a.rot_from_rot * n1 ** 2 + a.rot_from_trans * trans ** 2)
         tr = trans - self.rng.normal(0.0, 1.0, n) * math.sqrt(a.trans_from_trans * trans ** 2
-                                                               + a.trans_from_rot * (rot1 ** 2 + rot2 ** 2))
-        r2 = rot2 - self.rng.normal(0.0, 1.0, n) * math.sqrt(a.rot_from_rot * rot2 ** 2 + a.rot_from_trans * trans ** 2)
+                                                               + a.trans_from_rot * (n1 ** 2 + n2 ** 2))
+        r2 = rot2 - self.rng.normal(0.0, 1.0, n) * math.sqrt(a.rot_from_rot * n2 ** 2 + a.rot_from_trans * trans ** 2)
         heading = self.poses[:, 2] + r1
         self.poses[:, 0] += tr * np.cos(heading)
         self.poses[:, 1] += tr * np.sin(heading)
@@ -171,3 +176,8 @@ class MonteCarloLocalization:
         mean = self.estimate
         d2 = (self.poses[:, 0] - mean.x) ** 2 + (self.poses[:, 1] - mean.y) ** 2
         return float(math.sqrt(np.sum(self.weights * d2)))
+
+
+def _from_forward_or_back(turn: float) -> float:
+    """How far a turn (radians, within pi) is from none or from half a turn, whichever is nearer."""
+    return min(abs(turn), math.pi - abs(turn))

@@ -48,8 +48,8 @@ class HouseholdDoorBody:
             self.stance.tuck()
         return self.sight.door_points(target, self.grip.door_link(target))
 
-    def closed_door_normal(self, target: str) -> np.ndarray:
-        return self.stance.closed_door_normal(target)
+    def closed_front(self, target: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.stance.closed_front(target)
 
     def stand_before(self, target: str, standoff: float) -> bool:
         return self.stance.stand_before(target, standoff)
@@ -59,6 +59,9 @@ class HouseholdDoorBody:
 
     def drive_to(self, x: float, y: float, yaw: float) -> bool:
         return self.stance.drive_to(x, y, yaw)
+
+    def sense_obstacles(self) -> None:
+        self.stance.sense_obstacles()
 
     def grip_door(self, target: str) -> bool:
         return self.grip.grip_door(target)

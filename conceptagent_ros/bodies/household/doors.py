@@ -2,7 +2,11 @@
 person with one free hand does it: stand off to the handle's side, pull the handle on its arc
 until its face turns away (about 35 degrees), let go, and push the door on from inside to 90
 degrees: round its free edge where the door is tall (a fridge's), over its top edge where it is low
-(a base cabinet's). Closing is not built: move_door says why.
+(a base cabinet's). A low door is shut as a person shuts one with the side of a hand: the closed
+hand comes down over its top edge beside its outer face and sweeps back along the door's arc to shut,
+in legs, each from a spot clear of the door wherever that leg moves it (often on the hinge's side,
+pushing the door away). Shutting a tall door (a fridge's, a microwave's) is not built: move_door
+says why, before any motion.
 
 Everything is planned from what the mast camera sees of the door (articulation_planner: the front,
 its handle, the hinge opposite it) and checked the same way afterwards (door_opening): the
@@ -24,7 +28,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
-from conceptagent_ros.manipulation.arm_skills import SkillRefused
+from conceptagent_ros.manipulation.arm_skills import SkillUnavailable
 from conceptagent_ros.manipulation.articulation_executor import follow_until_missed
 from conceptagent_ros.manipulation.articulation_planner import (
     OVER_THE_TOP,
@@ -77,6 +81,25 @@ ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a 
 # metres before the middle of a closed front the base stands to see the whole door where navigate_to
 # left it beside the piece or facing past it (its edge then clear of a fridge door's swing)
 SEE_STANDOFF = 1.0
+# a shut is pushed in legs, each from a spot beside the part of the arc it sweeps: the hand's quarter
+# circle is wider than the arm reaches from one spot. A leg turns the door back by the first of these
+# that some free spot reaches; within SHUT_FINISH of shut it goes on to shut. It ends there, the hand
+# a clearance before the door: pressed past shut, the door shoves what it hangs on
+SHUT_LEGS = (math.radians(40.0), math.radians(25.0), math.radians(15.0))
+SHUT_FINISH = math.radians(12.0)
+SHUT_PUSHES = 5  # legs at most
+SHUT_GAIN = math.radians(3.0)  # a leg that turned the door back less than this is the last
+SHUT_STANCE_CLEAR = 0.04  # metres the base's edge keeps clear of the door wherever the shut sweeps it
+# metres from the base's middle to the hand, nearest and furthest, over the whole of a shutting sweep
+# pointing down over a low door's top (the arm reaches 0.70 m that way at 0.5-0.9 m up)
+SHUT_REACH = (0.28, 0.68)
+SHUT_STANCE_GRID = 0.05  # metres between the spots tried for the base
+SHUT_STANCES_TRIED = 3  # spots driven to for one leg, at least SHUT_STANCES_APART metres apart
+SHUT_STANCES_APART = 0.3
+SHUT_LOW_SHARE = 0.6  # a low door is pushed shut from above this share of the way out from the hinge
+# metres: the highest top edge the hand comes down over to push a door shut (a base unit's is 0.8-0.9 m,
+# a microwave's on a counter 1.2, a fridge's 1.8)
+SHUT_OVER_TOP_MOST = 1.0
 
 
 class DoorBody(Protocol):
@@ -95,13 +118,15 @@ class DoorBody(Protocol):
 
     def door_points(self, target: str, tuck: bool = True) -> np.ndarray: ...
 
-    def closed_door_normal(self, target: str) -> np.ndarray: ...
+    def closed_front(self, target: str) -> tuple[np.ndarray, np.ndarray]: ...
 
     def stand_before(self, target: str, standoff: float) -> bool: ...
 
     def free_for_base(self, x: float, y: float) -> bool: ...
 
     def drive_to(self, x: float, y: float, yaw: float) -> bool: ...
+
+    def sense_obstacles(self) -> None: ...
 
     def grip_door(self, target: str) -> bool: ...
 
@@ -123,34 +148,31 @@ class HingedDoors:
         return self.body.door_ids()
 
     def move_door(self, target: str, action: Literal["open", "close"], skills: ArmSkills) -> str:
-        if action == "close":
-            # An open door's handle faces away from a robot on its side (or into the wall beside a
-            # fridge in a corner), and its inside faces the way it must move: it is pulled shut by
-            # its free edge, the hand pointing along the door at the hinge, which this arm does not
-            # reach from any spot clear of the door's swing (tried: beside the swing and past its edge).
-            # Its outer face, which a push shuts it by, faces the hinge's side: in the three houses
-            # each fridge's hinge is at a wall, so no base stands there, and at 90 degrees open a
-            # finger does not fit between the door and the wall (2 cm).
-            raise SkillRefused(f"closing {target}'s hinged door is not built for this arm yet (it opens it)")
         body = self.body
         skills.phase(f"looking at {target}'s door", 0.05)
         points = self._see(target, skills)
-        closed = body.closed_door_normal(target)
+        closed = body.closed_front(target)[1]
         before = door_opening(points, closed)
+        if action == "close":
+            return self._close(target, points, before, skills)
         if before >= SEEN_DOOR_OPEN:
             return f"it stands open already ({math.degrees(before):.0f} degrees, measured from its door)"
         if before > SEEN_DOOR_AJAR and target in self.frames:  # ajar (an open that stopped short): push it on
             self._push_on(self.frames[target], target, before, skills, door_top(points), ajar=True)
         else:
             self._open(target, points, skills)
-        body.rest()
-        body.settle()
-        skills.phase(f"measuring how far {target}'s door stands open", 0.95)
-        after = door_opening(self._see(target, skills), closed)
+        after = self._measure(target, closed, skills)
         if after < SEEN_DOOR_OPEN:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
                                                  f"open (it stood {math.degrees(before):.0f} degrees open before)")
         return f"opened: its door stands {math.degrees(after):.0f} degrees open (measured from the door as seen)"
+
+    def _measure(self, target: str, closed: np.ndarray, skills: ArmSkills) -> float:
+        """How far the door stands open once the arm is out of the way, as the camera sees it."""
+        self.body.rest()
+        self.body.settle()
+        skills.phase(f"measuring how far {target}'s door stands open", 0.95)
+        return door_opening(self._see(target, skills), closed)
 
     def _see(self, target: str, skills: ArmSkills) -> np.ndarray:
         """The door as seen from where the base stands; where it is not seen there (navigate_to left
@@ -286,16 +308,17 @@ class HingedDoors:
         self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else min(reached, now))
 
     def _push_over(self, door: DoorFrame, top: float, start: float, end: float, radius: float,
-                   skills: ArmSkills) -> None:
-        """Sweep the closed hand, pointing down, along the door's inner face from `start` to `end`,
-        come in over the door's top edge into the gap behind it."""
-        plan = plan_door_push_over(door, top, skills.spec.gripper, start, end, radius)
+                   skills: ArmSkills, face: Literal["inner", "outer"] = "inner") -> None:
+        """Sweep the closed hand, pointing down, along the door's `face` from `start` to `end`, come
+        in over the door's top edge: into the gap behind it (inner, opening), before it (outer, shutting)."""
+        plan = plan_door_push_over(door, top, skills.spec.gripper, start, end, radius, face=face)
         hand = skills.watched_hand()
         hand.close_hand()
         above = plan.grasp_position + np.array([0.0, 0.0, OVER_THE_TOP + ROUND_EDGE])
         if not (hand.move_hand(above, plan.grasp_rotation) and hand.move_hand(plan.grasp_position, plan.grasp_rotation,
                                                                                 speed=0.3)):
-            raise ManipulationError("UNREACHABLE", "the arm did not reach over the door into the gap behind it")
+            where = "into the gap behind it" if face == "inner" else "beside its outer face"
+            raise ManipulationError("UNREACHABLE", f"the arm did not reach over the door {where}")
         # as far as the arm reaches: the look afterwards says how far the door went
         _, last = follow_until_missed(hand.move_hand, plan, 0.3)
         # up and out over the top as the hand stands: turned as the sweep's end would have it, it swung into the door
@@ -330,6 +353,77 @@ class HingedDoors:
 
     def _hand_now(self) -> np.ndarray:
         return self.body.hand_position()
+
+    # -- shutting --------------------------------------------------------------------------------
+    def _close(self, target: str, points: np.ndarray, before: float, skills: ArmSkills) -> str:
+        """Push the door shut by its outer face, in legs (SHUT_LEGS), each from a stance beside the
+        part of the arc it sweeps and from where the door was seen to stand after the last."""
+        if before <= SEEN_DOOR_AJAR:
+            return f"it stands shut already ({math.degrees(before):.0f} degrees open, measured from its door)"
+        body = self.body
+        if door_top(points) > SHUT_OVER_TOP_MOST:
+            # Tried on 2026-12-07: pushed level by its outer face, a microwave's door went shut but
+            # the push shoved the microwave 8 cm along the counter and turned it 23 degrees; a
+            # fridge's outer face, 90 degrees open, stands a hand's width from the wall its hinge
+            # is at (in the three houses), and the arm got no further than 72 degrees
+            raise SkillUnavailable(f"this arm shuts low hinged doors (over their top edge); {target}'s door "
+                                   f"stands {door_top(points):.2f} m high, and shutting a tall one is not built")
+        door = frame_of_open_door(points, *body.closed_front(target))
+        radius = SHUT_LOW_SHARE * door.width
+        now = door_turn_seen(points, door)
+        for _ in range(SHUT_PUSHES):
+            if now <= SEEN_DOOR_AJAR:
+                break
+            start = now + PUSH_FROM_BEHIND  # beside the outer face, on the side it shuts from
+            body.sense_obstacles()  # the door where it stands now: the costmap's ways go round it
+            if not self._shut_leg(door, target, now, start, radius, door_top(points), before, skills):
+                raise ManipulationError("UNREACHABLE", f"no spot the base reaches from which the arm sweeps "
+                                                       f"{target}'s door on toward shut, clear of its swing "
+                                                       f"({math.degrees(now):.0f} degrees open)")
+            body.rest()
+            was, now = now, door_turn_seen(self._see(target, skills), door)
+            if was - now < SHUT_GAIN:
+                break
+        body.rest()
+        body.settle()
+        skills.phase(f"measuring how far {target}'s door stands open", 0.95)
+        after = door_turn_seen(self._see(target, skills), door)
+        if after > SEEN_DOOR_AJAR and body.stand_before(target, SEE_STANDOFF):
+            # seen from beside the sweep's end a shut door shows little but its edge: looked at again
+            # from before its front
+            after = door_turn_seen(body.door_points(target), door)
+        if after > SEEN_DOOR_AJAR:
+            raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
+                                                 f"close (it stood {math.degrees(before):.0f} degrees open before)")
+        return f"closed: its door stands {math.degrees(after):.0f} degrees open (measured from the door as seen)"
+
+    def _shut_leg(self, door: DoorFrame, target: str, now: float, start: float, radius: float, top: float,
+                  before: float, skills: ArmSkills) -> bool:
+        """One leg of a shut: the longest sweep (SHUT_LEGS) that some free spot reaches, from the first
+        of its spots (SHUT_STANCES_TRIED) the base drives to and the hand gets in over the door from;
+        False where none does."""
+        body = self.body
+        for leg in SHUT_LEGS:
+            end = 0.0 if now - leg <= SHUT_FINISH else now - leg
+            stances = shut_stances(door, start, end, radius, SHUT_REACH, body.free_for_base, body.footprint_radius)
+            for stance in stances[:SHUT_STANCES_TRIED]:
+                skills.phase(f"standing beside {target}'s door to push it shut", 0.1 + 0.8 * (before - now) / before)
+                # the way there may be shut by what the lidar does not see (the door's low edge)
+                if not body.drive_to(*stance):
+                    continue
+                skills.phase(f"pushing {target}'s door shut", 0.15 + 0.8 * (before - now) / before)
+                try:
+                    self._push_over(door, top, start, end, radius, skills, face="outer")
+                    return True
+                except ManipulationError as e:  # the hand did not get in over the door from this spot
+                    if e.code != "UNREACHABLE":
+                        raise
+                body.rest()
+                # coming down, the hand may have struck the door's top and swung it further open
+                # (a generated house's base unit, from 89 to 96 degrees): the next spot's sweep starts
+                # beside the door where it stands now
+                start = max(start, door_turn_seen(self._see(target, skills), door) + PUSH_FROM_BEHIND)
+        return False
 
     # -- where the base stands -------------------------------------------------------------------
     def _stand(self, door: DoorFrame, target: str, skills: ArmSkills, at: tuple[float, float] = STANCE,
@@ -396,3 +490,79 @@ def door_stance(door: DoorFrame, free: object, footprint_radius: float,
         if free(float(spot[0]), float(spot[1])):  # type: ignore[operator]
             return float(spot[0]), float(spot[1]), math.atan2(float(aim[1] - spot[1]), float(aim[0] - spot[0]))
     return None
+
+
+def frame_of_open_door(points: np.ndarray, front_middle: np.ndarray, out: np.ndarray) -> DoorFrame:
+    """The door's frame as it stood shut, from the door as seen open, whoever opened it (its handle
+    may face away): its hinge is the end of the door as seen nearer the front's plane, and shut it
+    lies across the front from there toward the front's middle (the map's `front_middle` and
+    `out`). It turns about a line at the middle height of what is seen of it."""
+    p = np.asarray(points, dtype=float)
+    flat = p[:, :2] - p[:, :2].mean(axis=0)
+    direction = _long_axis(p)  # the seen door's line
+    along_line = flat @ direction
+    ends = [p[:, :2].mean(axis=0) + direction * float(np.percentile(along_line, q)) for q in (2, 98)]
+    out2 = np.asarray(out, dtype=float)[:2] / max(float(np.linalg.norm(np.asarray(out, dtype=float)[:2])), 1e-9)
+    hinge2, free2 = sorted(ends, key=lambda e: float((e - front_middle[:2]) @ out2))
+    across = np.array([-out2[1], out2[0]])
+    across = across if float((front_middle[:2] - hinge2) @ across) >= 0 else -across
+    hinge = np.array([hinge2[0], hinge2[1], float(np.median(p[:, 2]))])
+    along, normal = np.array([across[0], across[1], 0.0]), np.array([out2[0], out2[1], 0.0])
+    turn = float(np.sign(np.cross(along, normal)[2]))
+    return DoorFrame(hinge, along, normal, float(np.linalg.norm(free2 - hinge2)), turn)
+
+
+def shut_stances(door: DoorFrame, start: float, end: float, radius: float, reach: tuple[float, float],
+                 free: object, footprint_radius: float) -> list[tuple[float, float, float]]:
+    """Where the base may stand (x, y, yaw), best first, to sweep the door shut from `start` to
+    `end` with the hand `radius` from the hinge: spots the costmap allows (`free(x, y)`), clear of
+    the door wherever the sweep takes it, from which every point of the sweep is within `reach`
+    (nearest, furthest) of the base's middle; the one whose furthest is least first, then others
+    at least SHUT_STANCES_APART from those before them, each facing the sweep's middle. The spots
+    on the hinge's side of the door are never swept: a person stands there and pushes the door away."""
+    angles = np.linspace(end, start, 12)
+    sweep = np.array([door.at(a, radius)[:2] for a in angles])
+    edges = np.array([door.at(a, door.width)[:2] for a in angles])
+    hinge = door.hinge[:2]
+    middle = door.at((start + end) / 2, radius)
+    span = door.width + reach[1] + footprint_radius
+    steps = np.arange(-span, span + 1e-9, SHUT_STANCE_GRID)
+    found: list[tuple[float, np.ndarray]] = []
+    for dx in steps:
+        for dy in steps:
+            spot = hinge + np.array([dx, dy])
+            to_hand = np.linalg.norm(sweep - spot, axis=1)
+            if float(to_hand.max()) > reach[1] or float(to_hand.min()) < reach[0]:
+                continue
+            if _nearest_on_door(spot, hinge, edges) < footprint_radius + SHUT_STANCE_CLEAR:
+                continue
+            if free(float(spot[0]), float(spot[1])):  # type: ignore[operator]
+                found.append((float(to_hand.max()), spot))
+    chosen: list[np.ndarray] = []
+    for _, spot in sorted(found, key=lambda f: f[0]):
+        if all(float(np.linalg.norm(spot - other)) >= SHUT_STANCES_APART for other in chosen):
+            chosen.append(spot)
+    return [(float(x), float(y), math.atan2(float(middle[1] - y), float(middle[0] - x))) for x, y in chosen]
+
+
+def _nearest_on_door(spot: np.ndarray, hinge: np.ndarray, edges: np.ndarray) -> float:
+    """The least distance from `spot` to the door (hinge to free edge) at any of its positions."""
+    runs = edges - hinge
+    share = np.clip(((spot - hinge) @ runs.T) / np.maximum((runs * runs).sum(axis=1), 1e-12), 0.0, 1.0)
+    nearest = hinge + share[:, None] * runs
+    return float(np.linalg.norm(nearest - spot, axis=1).min())
+
+
+def door_turn_seen(points: np.ndarray, door: DoorFrame) -> float:
+    """How far (radians, 0 to pi/2) a door stands open, from the long horizontal axis of its points as
+    seen against the shut door's `along`: a door is far wider than thick, so the axis is its width
+    whatever faces of it are seen. (door_opening fits the largest upright plane: a microwave's door
+    19 degrees open, seen from beside it, showed its edge and inside more than its face, read as 45.)"""
+    direction = _long_axis(np.asarray(points, dtype=float))
+    return float(math.atan2(abs(float(direction @ door.out[:2])), abs(float(direction @ door.along[:2]))))
+
+
+def _long_axis(points: np.ndarray) -> np.ndarray:
+    """The horizontal direction along which the points spread most (unit, 2-D)."""
+    flat = points[:, :2] - points[:, :2].mean(axis=0)
+    return np.linalg.svd(flat, full_matrices=False)[2][0]

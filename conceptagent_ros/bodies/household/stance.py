@@ -304,9 +304,8 @@ class Stance:
     def stand_before(self, target: str, standoff: float) -> bool:
         """Stand `standoff` out before the middle of a door's or a drawer's front (the map's), facing
         it; False where no path leads there."""
-        box, normal = self.home.boxes[target], self.closed_door_normal(target)
-        depth = abs(float(normal[0])) * box.size[0] + abs(float(normal[1])) * box.size[1]
-        goal = np.asarray(box.center[:2]) + normal[:2] * (depth / 2 + standoff)
+        middle, normal = self.closed_front(target)
+        goal = middle[:2] + normal[:2] * standoff
         yaw = math.atan2(-normal[1], -normal[0])
         pose = self.base.believed
         if math.dist((pose.x, pose.y), goal) < 0.05:
@@ -327,6 +326,13 @@ class Stance:
         yaw = self.front_side(target)
         assert yaw is not None
         return np.array([math.cos(yaw), math.sin(yaw), 0.0])
+
+    def closed_front(self, target: str) -> tuple[np.ndarray, np.ndarray]:
+        """The middle of a container's front, shut, and the direction out of it (the map's)."""
+        box, normal = self.home.boxes[target], self.closed_door_normal(target)
+        depth = abs(float(normal[0])) * box.size[0] + abs(float(normal[1])) * box.size[1]
+        middle = np.array([box.center[0], box.center[1], 0.0]) + normal * depth / 2
+        return middle, normal
 
     # -- driving ------------------------------------------------------------------------------------
     def free_for_base(self, x: float, y: float) -> bool:
