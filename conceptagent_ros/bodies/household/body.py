@@ -464,10 +464,7 @@ class HouseholdBody(SkilledBody):
         """Why the arm cannot reach what the call acts on from where the base stands, if it cannot."""
         targets = call.args[1:] if call.skill == "place" else call.args[:1]
         shoulder = self.shoulder()
-        reach = self.skills.spec.arm.reach
-        # a hinged door's close stands where its sweep needs (doors.py): the open left the base at
-        # the push's spot, a little further off than the arm reaches
-        slack = SHUT_STANCE_SLACK if call.skill == "close" and self.kinds.get(call.args[0]) == "door" else 0.0
+        reach, slack = self.skills.spec.arm.reach, stance_slack(call, self.kinds)
         for target in targets:
             seen = self.sight.memory.get(target)
             if seen is None:
@@ -498,3 +495,10 @@ class HouseholdBody(SkilledBody):
         if call.skill == "search":
             self.searched.add(call.args[0])
         return SkillOutcome(call, True, f"{call} succeeded (its effects applied; {why})")
+
+
+def stance_slack(call: SkillCall, kinds: dict[str, str]) -> float:
+    """Metres past the arm's reach the target of `call` may be from the shoulder: a hinged door's
+    close drives to the stances its sweep needs (doors.py), and the open left the base at the
+    push's spot, a little further off than the arm reaches."""
+    return SHUT_STANCE_SLACK if call.skill == "close" and kinds.get(call.args[0]) == "door" else 0.0
