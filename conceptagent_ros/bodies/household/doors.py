@@ -23,7 +23,7 @@ out of the fingers within 8 degrees.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
@@ -161,18 +161,19 @@ class HingedDoors:
             self._push_on(self.frames[target], target, before, skills, door_top(points), ajar=True)
         else:
             self._open(target, points, skills)
-        after = self._measure(target, closed, skills)
+        after = self._measure(target, skills, lambda seen: door_opening(seen, closed))
         if after < SEEN_DOOR_OPEN:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
                                                  f"open (it stood {math.degrees(before):.0f} degrees open before)")
         return f"opened: its door stands {math.degrees(after):.0f} degrees open (measured from the door as seen)"
 
-    def _measure(self, target: str, closed: np.ndarray, skills: ArmSkills) -> float:
-        """How far the door stands open once the arm is out of the way, as the camera sees it."""
+    def _measure(self, target: str, skills: ArmSkills, measure: Callable[[np.ndarray], float]) -> float:
+        """How far (radians, by `measure` of its points) the door stands open once the arm is out of
+        the way, as the camera sees it."""
         self.body.rest()
         self.body.settle()
         skills.phase(f"measuring how far {target}'s door stands open", 0.95)
-        return door_opening(self._see(target, skills), closed)
+        return measure(self._see(target, skills))
 
     def _see(self, target: str, skills: ArmSkills) -> np.ndarray:
         """The door as seen from where the base stands; where it is not seen there (navigate_to left
@@ -361,13 +362,14 @@ class HingedDoors:
         if before <= SEEN_DOOR_AJAR:
             return f"it stands shut already ({math.degrees(before):.0f} degrees open, measured from its door)"
         body = self.body
-        if door_top(points) > SHUT_OVER_TOP_MOST:
+        top = door_top(points)
+        if top > SHUT_OVER_TOP_MOST:
             # Tried on 2026-12-07: pushed level by its outer face, a microwave's door went shut but
             # the push shoved the microwave 8 cm along the counter and turned it 23 degrees; a
             # fridge's outer face, 90 degrees open, stands a hand's width from the wall its hinge
             # is at (in the three houses), and the arm got no further than 72 degrees
             raise SkillUnavailable(f"this arm shuts low hinged doors (over their top edge); {target}'s door "
-                                   f"stands {door_top(points):.2f} m high, and shutting a tall one is not built")
+                                   f"stands {top:.2f} m high, and shutting a tall one is not built")
         door = frame_of_open_door(points, *body.closed_front(target))
         radius = SHUT_LOW_SHARE * door.width
         now = door_turn_seen(points, door)
@@ -376,7 +378,7 @@ class HingedDoors:
                 break
             start = now + PUSH_FROM_BEHIND  # beside the outer face, on the side it shuts from
             body.sense_obstacles()  # the door where it stands now: the costmap's ways go round it
-            if not self._shut_leg(door, target, now, start, radius, door_top(points), before, skills):
+            if not self._shut_leg(door, target, now, start, radius, top, before, skills):
                 raise ManipulationError("UNREACHABLE", f"no spot the base reaches from which the arm sweeps "
                                                        f"{target}'s door on toward shut, clear of its swing "
                                                        f"({math.degrees(now):.0f} degrees open)")
@@ -384,13 +386,10 @@ class HingedDoors:
             was, now = now, door_turn_seen(self._see(target, skills), door)
             if was - now < SHUT_GAIN:
                 break
-        body.rest()
-        body.settle()
-        skills.phase(f"measuring how far {target}'s door stands open", 0.95)
-        after = door_turn_seen(self._see(target, skills), door)
+        after = self._measure(target, skills, lambda seen: door_turn_seen(seen, door))
         if after > SEEN_DOOR_AJAR and body.stand_before(target, SEE_STANDOFF):
-            # seen from beside the sweep's end a shut door shows little but its edge: looked at again
-            # from before its front
+            # seen from beside the sweep's end the door is nearly edge-on: before the close is called
+            # failed it is looked at again from before its front
             after = door_turn_seen(body.door_points(target), door)
         if after > SEEN_DOOR_AJAR:
             raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(after):.0f} degrees open after the "
@@ -556,8 +555,9 @@ def _nearest_on_door(spot: np.ndarray, hinge: np.ndarray, edges: np.ndarray) -> 
 def door_turn_seen(points: np.ndarray, door: DoorFrame) -> float:
     """How far (radians, 0 to pi/2) a door stands open, from the long horizontal axis of its points as
     seen against the shut door's `along`: a door is far wider than thick, so the axis is its width
-    whatever faces of it are seen. (door_opening fits the largest upright plane: a microwave's door
-    19 degrees open, seen from beside it, showed its edge and inside more than its face, read as 45.)"""
+    whatever faces of it are seen. (It was written for a microwave's door read as 45 degrees open
+    at 19; that misreading was the microwave itself, shoved and turned 23 degrees by the push, and
+    door_opening's plane read it the same: no case is known where the two differ.)"""
     direction = _long_axis(np.asarray(points, dtype=float))
     return float(math.atan2(abs(float(direction @ door.out[:2])), abs(float(direction @ door.along[:2]))))
 
