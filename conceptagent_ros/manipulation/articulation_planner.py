@@ -160,6 +160,9 @@ def _least_squares_plane(points: np.ndarray) -> Plane:
     return Plane(normal, -float(normal @ middle), points)
 
 
+TIPS_OFF_FRONT = 0.015  # metres between a drawer's front and the fingertips holding its handle
+
+
 def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action: Literal["open", "close"],
                 distance: float, config: ArticulationConfig | None = None,
                 floor_z: float | None = None) -> ArticulationPlan:
@@ -186,7 +189,12 @@ def plan_drawer(points: object, robot_base: object, gripper: GripperSpec, action
         down = np.array([0.0, 0.0, -1.0])
         approach = -front.normal * np.cos(pitch) + down * np.sin(pitch)
         rotation = hand_frame(approach, np.array([0.0, 0.0, 1.0]))
-        grasp, grip = front.handle.copy(), "handle"
+        # the fingers reach finger_depth / 2 past the grasp point (the handle as seen: its outer
+        # face): a fingertip 1 cm off the front slid into the gap below the drawer's front and rubbed
+        # the chest as the fingers closed; held by as much of the handle as leaves them TIPS_OFF_FRONT
+        out_of_front = float((front.handle - front.centre) @ front.normal)
+        grasp = front.handle + front.normal * max(0.0, gripper.finger_depth / 2 + TIPS_OFF_FRONT - out_of_front)
+        grip = "handle"
     else:
         # from above, fingers closing across the panel at its top edge's middle
         rotation = hand_frame(np.array([0.0, 0.0, -1.0]), front.normal)

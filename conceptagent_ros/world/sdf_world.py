@@ -192,13 +192,16 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
         lower, upper = 0.0, 0.8 * (d - p)
     else:
         # the door hangs on a vertical hinge at one edge of the front: the left one as seen from the
-        # room in front of it (the model's -y), unless the scene says right; it swings out into the room
+        # room in front of it (the model's -y), unless the scene says right; it swings out into the room.
+        # The axis runs along the front's outer face, as real hinges carry a door: an axis through the
+        # middle of the panel swings its outer edge sideways by half the panel, into a worktop or a
+        # wall beside the unit (test_world_export sweeps every door)
         hinge_sign = 1.0 if obj.hinge == "right" else -1.0
-        _sub(front, "pose", _f(d / 2 - p / 2, hinge_sign * w / 2, 0, 0, 0, 0))
-        _inertial(front, 1.0 + 5.0 * w * h, (p, w, h), (0, -hinge_sign * w / 2, 0))
-        _box_part(front, "panel", (p, w - 0.004, h - 0.004), (0, -hinge_sign * w / 2, 0), colour)
+        _sub(front, "pose", _f(d / 2, hinge_sign * w / 2, 0, 0, 0, 0))
+        _inertial(front, 1.0 + 5.0 * w * h, (p, w, h), (-p / 2, -hinge_sign * w / 2, 0))
+        _box_part(front, "panel", (p, w - 0.004, h - 0.004), (-p / 2, -hinge_sign * w / 2, 0), colour)
         _box_part(front, "handle", (HANDLE_PROUD, 0.02, min(0.3, 0.4 * h)),
-                  (p / 2 + HANDLE_PROUD / 2, -hinge_sign * (w - 0.06), 0), COLOURS["handle"])
+                  (HANDLE_PROUD / 2, -hinge_sign * (w - 0.06), 0), COLOURS["handle"])
         joint = _sub(model, "joint", name=f"{obj.id}_hinge", type="revolute")
         lower, upper = (0.0, DOOR_OPENS) if hinge_sign > 0 else (-DOOR_OPENS, 0.0)
     _sub(joint, "parent", "carcass")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
@@ -64,6 +65,7 @@ SEEN_AND_HELD_AGREE = math.radians(10.0)
 # clear of the rest of the swing, the door's free edge within easy reach)
 STANCE = (0.8, 0.7)
 PUSH_STANCE = (0.55, 0.95)
+PUSH_EDGE_SHARE = 0.85  # of a wide door's width: along it the second push's spot stands
 STANCE_FACING = math.radians(40.0)  # the base faces the handle's arc this far open: the pull and the push in front
 STANCE_SEARCH = 0.25  # metres round STANCE searched for a free spot
 # a door whose top edge is this far below the shoulder or more (a base cabinet's) is pushed on from
@@ -73,10 +75,12 @@ STANCE_SEARCH = 0.25  # metres round STANCE searched for a free spot
 LOW_DOOR = 0.08
 PUSH_OVER_SHARE = 0.75
 PUSH_OVER_BEARING = math.radians(50.0)
+LOW_PUSH_BELOW_TOP = 0.2  # metres below a low door's top edge the hand pushes it on from inside
 WITHDRAW = 0.10  # metres the hand backs off after letting go
 ROUND_EDGE = 0.12  # metres past the door's free edge the hand goes round it
 REPULLS = 3  # pulls more by the handle of a low door the hand cannot get over
 REPULL_GAIN = math.radians(3.0)  # a pull that turned the door less than this is the last
+GRASP_TRIES = 3  # closings of the fingers on a handle, each after a fresh look
 ENTRY = 0.12  # metres beside the door's inside the hand comes in from before a push
 # metres before the middle of a closed front the base stands to see the whole door where navigate_to
 # left it beside the piece or facing past it (its edge then clear of a fridge door's swing)
@@ -211,18 +215,20 @@ class HingedDoors:
         door = self.frames[target]
         skills.phase(f"pulling {target}'s door by its handle", 0.2)
         hand = skills.watched_hand()
-        hand.open_hand()
-        # the hand rolled half a turn (IK reaches one and not the other from some stances), then
-        # turned the other way round the bar (a bar judged the wrong way met a fingertip)
-        if not (self._reach_handle(hand, plan) or self._reach_handle(hand, plan := rolled_over(plan))):
-            plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO,
-                             upright=closes_up_and_down(plan.grasp_rotation))
-            if not self._reach_handle(hand, plan):
-                raise ManipulationError("UNREACHABLE", f"the arm did not reach {target}'s handle")
-        hand.close_hand()
-        if not body.grip_door(target):
+        for attempt in range(1, GRASP_TRIES + 1):
+            plan = self._take_handle(target, hand, plan, points, skills)
+            if body.grip_door(target):
+                break
+            # the fingers closed beside the bar (a handle seen a centimetre off through depth noise, a
+            # hand that rose past its goal as it settled): back off along the way in and look again
             hand.open_hand()
-            raise ManipulationError("NOT_HELD", f"the fingers closed beside {target}'s handle, not on it")
+            hand.move_hand(plan.grasp_position - plan.grasp_rotation[:, 2] * (0.08 + 0.03 * attempt), plan.grasp_rotation)
+            if attempt == GRASP_TRIES:
+                raise ManipulationError("NOT_HELD", f"the fingers closed beside {target}'s handle, not on it "
+                                                    f"({GRASP_TRIES} tries)")
+            skills.phase(f"the fingers missed {target}'s handle: looking again", 0.2)
+            points = body.door_points(target)
+            plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO)
         try:  # as far as the arm pulls it holding on: the push takes it on from there
             _, last = follow_until_missed(hand.move_hand_straight, plan, 0.3)  # the hand's turn where it stopped
             held_at = turned_by(door, plan.grasp_position, self._hand_now())
@@ -238,6 +244,21 @@ class HingedDoors:
         # noisy look took the wrong one for the door (54 degrees for 35): the push then came in
         # behind where the door stood and shut it
         return door, seen if abs(seen - held_at) <= SEEN_AND_HELD_AGREE else held_at
+
+    def _take_handle(self, target: str, hand: WatchedArm, plan: ArticulationPlan, points: np.ndarray,
+                     skills: ArmSkills) -> ArticulationPlan:
+        """The open hand to the handle as `plan` has it, closed there: rolled half a turn where IK
+        reaches one and not the other from the stance, then the other way round the bar (a bar
+        judged the wrong way met a fingertip). The plan the hand followed in."""
+        hand.open_hand()
+        if not (self._reach_handle(hand, plan) or self._reach_handle(hand, plan := rolled_over(plan))):
+            pose = self.body.base_pose()
+            plan = plan_door(points, (pose.x, pose.y), skills.spec.gripper, "open", PULL_TO,
+                             upright=closes_up_and_down(plan.grasp_rotation))
+            if not self._reach_handle(hand, plan):
+                raise ManipulationError("UNREACHABLE", f"the arm did not reach {target}'s handle")
+        hand.close_hand()
+        return plan
 
     def _reach_handle(self, hand: WatchedArm, plan: ArticulationPlan) -> bool:
         """The open hand to the handle as `plan` turns it, from 8 cm back along its approach; where it
@@ -288,25 +309,50 @@ class HingedDoors:
                 raise ManipulationError("NOT_MOVED", f"the door stands {math.degrees(reached):.0f} degrees open after "
                                                      "the pulls: no gap for the hand to push it on from")
             ajar = True
-        start = (reached if ajar else max(reached, PULL_TO / 2)) - PUSH_FROM_BEHIND
-        try:
-            self._stand(door, target, skills, PUSH_STANCE)
-        except ManipulationError as e:
-            if e.code != "UNREACHABLE":
-                raise
-            # from where the base stands: the pulls left it beside the free edge (a base unit's door
-            # pulled to 45 degrees shut the way to the push's spot, and from here the push took it to 90)
-        # the door as it stands now, seen from the push's spot: let go, it swings back a little (a
-        # base unit's door pulled to 43 degrees stood at 37 when the hand came round its edge, and the
-        # hand, coming in where the door no longer was, shut it); a look that sees it further open
-        # than the pull left it is not believed
-        try:
-            now = door_opening(self.body.door_points(target), door.out)
-        except ManipulationError:
-            now = reached
-        if SEEN_DOOR_AJAR <= now < reached:
-            start = min(start, now - PUSH_FROM_BEHIND)
-        self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else min(reached, now))
+        if top <= self.body.shoulder()[2] - LOW_DOOR:
+            # a low door is pushed from inside LOW_PUSH_BELOW_TOP below its top edge, not at its
+            # handle's height: a level hand 43 cm up, under a worktop, was out of the arm's reach
+            door = replace(door, hinge=np.array([*door.hinge[:2], max(float(door.hinge[2]), top - LOW_PUSH_BELOW_TOP)]))
+        # a wide door (a base unit's, 90 cm) is pushed a second time from a spot nearer its free edge
+        # where the push from the first did not get in behind it or left it short of open: from
+        # PUSH_STANCE the hand met its edge with the forearm as often as not
+        stances = [PUSH_STANCE]
+        if PUSH_EDGE_SHARE * door.width > PUSH_STANCE[0] + 0.1:
+            stances.append((PUSH_EDGE_SHARE * door.width, PUSH_STANCE[1]))
+        for tried, at in enumerate(stances, start=1):
+            start = (reached if ajar else max(reached, PULL_TO / 2)) - PUSH_FROM_BEHIND
+            try:
+                self._stand(door, target, skills, at)
+            except ManipulationError as e:
+                if e.code != "UNREACHABLE":
+                    raise
+                # from where the base stands: the pulls left it beside the free edge (a base unit's door
+                # pulled to 45 degrees shut the way to the push's spot, and from here the push took it to 90)
+            # the door as it stands now, seen from the push's spot: let go, it swings back a little (a
+            # base unit's door pulled to 43 degrees stood at 37 when the hand came round its edge, and the
+            # hand, coming in where the door no longer was, shut it); a look that sees it further open
+            # than the pull left it is not believed
+            try:
+                now = door_opening(self.body.door_points(target), door.out)
+            except ManipulationError:
+                now = reached
+            if SEEN_DOOR_AJAR <= now < reached:
+                start = min(start, now - PUSH_FROM_BEHIND)
+            try:
+                self._push(door, start, OPEN_TO, PUSH_RADIUS, skills, at=None if ajar else min(reached, now))
+            except ManipulationError as e:
+                if e.code != "UNREACHABLE" or tried == len(stances):
+                    raise
+                continue
+            if tried == len(stances):
+                return
+            try:
+                now = door_opening(self.body.door_points(target), door.out)
+            except ManipulationError:
+                return  # the last look, once the arm is out of the way, says
+            if now >= SEEN_DOOR_OPEN or now < SEEN_DOOR_AJAR:  # open, or no gap left to push it on from
+                return
+            reached, ajar = now, True
 
     def _push_over(self, door: DoorFrame, top: float, start: float, end: float, radius: float,
                    skills: ArmSkills, face: Literal["inner", "outer"] = "inner") -> None:
@@ -409,6 +455,9 @@ class HingedDoors:
                 skills.phase(f"standing beside {target}'s door to push it shut", 0.1 + 0.8 * (before - now) / before)
                 # the way there may be shut by what the lidar does not see (the door's low edge)
                 if not body.drive_to(*stance):
+                    # stopped against the door's edge, which the lidar had seen from behind the door only
+                    # edge-on: seen again from here, the next spot's way goes round it
+                    body.sense_obstacles()
                     continue
                 skills.phase(f"pushing {target}'s door shut", 0.15 + 0.8 * (before - now) / before)
                 try:
