@@ -1,4 +1,4 @@
-"""Where the household body stands to open a hinged door (bodies/household/doors.door_stance), from the
+"""Where the household body stands to open a hinged door (bodies/household/door_geometry.door_stance), from the
 door as seen: beside its swing, on free floor, facing the handle's arc; and to push one shut
 (shut_stances), and the shut door's frame from a door seen open (frame_of_open_door)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from conceptagent_ros.bodies.household.doors import (
+from conceptagent_ros.bodies.household.door_geometry import (
     PUSH_STANCE,
     STANCE,
     door_stance,
