@@ -434,7 +434,9 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
     """Stance on stand-ins: the flag says tucked, but a door's push left the arm out, its hand under
     a worktop. Once the next skill starts (notice_posture), the tuck draws the hand straight back
     toward the mast (then up, still touching) and tucks the arm; an arm that stands tucked is left
-    alone."""
+    alone. A hand whose held thing is near something (cheese lifted beside a fridge's wall: the
+    joint-space tuck dragged the fridge 18 cm, and every drive after it stopped against it,
+    moderate_19) is drawn back the same way, though the hand itself touches nothing."""
     from types import SimpleNamespace
 
     from conceptagent_ros.bodies.household.posture import FREE_HAND_BACK
@@ -444,14 +446,18 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
     from conceptagent_ros.world.robot_description import ARM_JOINTS
 
     class StandInArm:
-        def __init__(self, angles: dict[str, float], touching: int) -> None:
+        def __init__(self, angles: dict[str, float], touching: int, held_near: int = 0) -> None:
             self.angles, self.touching, self.moves, self.tucks = angles, touching, [], 0
+            self.near = held_near
 
         def joint_angles(self) -> list[float]:
             return [self.angles[name] for name in ARM_JOINTS]
 
         def hand_touches(self, besides=()) -> bool:
             return self.touching > 0
+
+        def held_near(self) -> bool:
+            return self.near > 0
 
         def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
             return np.array([1.0, 0.0, 0.5]), np.array([0.0, 0.0, 0.0, 1.0])  # grasp_link's quaternion
@@ -461,7 +467,7 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
 
         def move_hand_straight(self, position, rotation, speed: float = 1.0) -> bool:
             self.moves.append(np.asarray(position))
-            self.touching -= 1
+            self.touching, self.near = self.touching - 1, self.near - 1
             return True
 
         def tuck(self, angles) -> None:
@@ -485,6 +491,12 @@ def test_an_arm_left_out_is_tucked_when_the_next_skill_starts_its_hand_drawn_bac
     back, up = out.moves
     assert back == pytest.approx(np.array([1.0 - FREE_HAND_BACK, 0.0, 0.5]))  # level, toward the mast
     assert up == pytest.approx(np.array([1.0, 0.0, 0.6]))  # where it stood (the stand-in does not move), raised
+    holding = StandInArm({**TUCKED, "shoulder_lift_joint": -0.4}, touching=0, held_near=1)
+    lifted = stance_with(holding)
+    lifted.tucked = False  # a pick ends with the arm out
+    lifted.tuck()
+    assert holding.tucks == 1 and len(holding.moves) == 1  # drawn back level, and then clear: not raised
+    assert holding.moves[0] == pytest.approx(np.array([1.0 - FREE_HAND_BACK, 0.0, 0.5]))
     tucked = StandInArm(dict(TUCKED), touching=0)
     standing = stance_with(tucked)
     standing.notice_posture()

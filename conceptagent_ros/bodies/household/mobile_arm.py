@@ -375,6 +375,12 @@ class MobileArm:
         return any(h[3] in hand and h[2] != self.robot and h[2] not in besides and h[8] < 0.0
                    for h in p.getContactPoints(bodyA=self.robot, physicsClientId=c))
 
+    def held_near(self) -> bool:
+        """What the hand holds is within CLEARANCE of something other than the robot: lifted inside
+        a fridge, beside its wall or under the shelf above, where a joint-space move would drag it
+        (and the fridge with it) through what it is near."""
+        return any(link == HELD_LINK for link, _, _ in self.clearance.contacts(np.asarray(self.joint_angles())))
+
     def fingers_feel(self) -> bool:
         """Both fingers are on something that is not the robot: the simulator standing in for a
         gripper's grasp sense (a stall short of closed, a finger's force)."""

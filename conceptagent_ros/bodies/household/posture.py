@@ -25,9 +25,10 @@ def at_tucked(arm: MobileArm) -> bool:
 
 
 def free_hand(arm: MobileArm, base: Pose2D, carried: Collection[int]) -> None:
-    """A hand that touches something (what it carries aside) is drawn straight back toward the mast
-    of the base standing at `base`, level and turned as it is (FREE_HAND_BACK at most), then up."""
-    if not arm.hand_touches(carried):
+    """A hand that touches something (what it carries aside), or holds a thing near something, is
+    drawn straight back toward the mast of the base standing at `base`, level and turned as it is
+    (FREE_HAND_BACK at most), then up."""
+    if not (arm.hand_touches(carried) or arm.held_near()):
         return
     position, rotation = arm.hand_pose()[0], arm.hand_rotation()
     towards = np.array([base.x, base.y]) - position[:2]
@@ -35,5 +36,5 @@ def free_hand(arm: MobileArm, base: Pose2D, carried: Collection[int]) -> None:
     back = min(FREE_HAND_BACK, max(0.0, distance - FOOTPRINT_RADIUS))
     if back > 0.0:
         arm.move_hand_straight(position + np.append(towards / distance * back, 0.0), rotation, speed=0.3)
-    if arm.hand_touches(carried):
+    if arm.hand_touches(carried) or arm.held_near():
         arm.move_hand_straight(arm.hand_pose()[0] + np.array([0.0, 0.0, FREE_HAND_UP]), arm.hand_rotation(), speed=0.3)
