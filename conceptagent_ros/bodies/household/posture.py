@@ -1,7 +1,12 @@
 """The arm's posture between skills: whether it stands tucked, and a hand drawn out of what it
 touches before it is tucked. A door's push that did not reach left the hand under the worktop over
 a base unit; the tuck's joint-space move jammed it there, and every drive after it stopped on its
-first step against the counter (moderate_03, 06)."""
+first step against the counter (moderate_03, 06). A thing lifted inside a fridge beside its wall
+had the tuck drag the fridge 18 cm toward the base (the move's path may keep the contacts its start
+has), and the drives after it stopped against the fridge (moderate_19): a hand whose held thing is
+near something is drawn back first as well. Where no free path to the tucked posture is found even
+then, the arm still goes straight in joint space, and drags what is in its way (the apple lifted
+from the back of the apartment's fridge shoved the fridge 10 cm, moderate_09)."""
 from __future__ import annotations
 
 from collections.abc import Collection
