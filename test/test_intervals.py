@@ -18,6 +18,14 @@ def test_wilson_matches_published_values():
         wilson(11, 10)
 
 
+@pytest.mark.parametrize("n", [3, 7, 21, 37])
+def test_wilson_bounds_at_the_edges_are_exact(n):
+    # computed, 0 of 7's lower bound came out 5.6e-17, above the rate 0: the study's plot crashed
+    # on the negative error bar it made
+    assert wilson(0, n)[0] == 0.0
+    assert wilson(n, n)[1] == 1.0
+
+
 def test_wilson_covers_the_true_rate_about_95_percent_of_the_time():
     binom = pytest.importorskip("scipy.stats").binom
     for p, n in ((0.1, 20), (0.5, 40), (0.85, 30)):

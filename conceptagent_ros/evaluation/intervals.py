@@ -23,7 +23,11 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at no successes (or all) the bound is 0 (or 1) exactly; computed, it can come out 1e-17 off,
+    # above the rate itself, and a plot's error bar from it is then negative
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
 
 
 def separated(a: tuple[float, float], b: tuple[float, float]) -> bool:

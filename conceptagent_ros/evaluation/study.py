@@ -153,7 +153,9 @@ def run_study(path: Path, out: Path, command: str, stream: TextIO | None = None,
     write_data_files(out, all_rows, summary_all, command, lead_columns=("section",))
     if reading:
         md += ["## Reading these results\n", reading_text(reading)]
-    md.append(f"\nTotal run time {time.perf_counter() - started:.0f} s.\n")
+    # the episodes' own time, not this invocation's: a resumed or report-only run took seconds
+    episodes_time = sum(float(row.get("wall_seconds", 0.0)) for row in all_rows)
+    md.append(f"\nEpisodes' run time {episodes_time:.0f} s in all (this invocation {time.perf_counter() - started:.0f} s).\n")
     report = out / "README.md"
     write_atomic(report, "\n".join(md))
     return report
