@@ -45,6 +45,7 @@ class Box:
     # where a unit stands under this worktop: (x0, y0, x1, y1, height) of the space left open for it,
     # from the floor up (layout's units_under_worktops); the worktop's solid is the rest (solid_parts)
     recesses: tuple[tuple[float, float, float, float, float], ...] = ()
+    hung: bool = False  # a wall unit: it hangs on the wall behind it, clear of the floor (layout's hangs)
 
     @property
     def on_floor(self) -> bool:
@@ -96,6 +97,19 @@ WORKTOPS = ("countertop", "sink")
 UNDER_INSET = 0.02  # metres a unit's front stands back from the edge of the worktop over it
 UNDER_GAP = 0.01  # metres between a unit's top and the underside of the worktop over it
 WORKTOP_SLAB = 0.04  # metres: the thinnest a worktop's top over a unit is
+
+
+# A piece of furniture whose scene height puts its bottom this high (above any worktop) is a wall
+# unit, hung on the wall behind it as a kitchen's or a bathroom's wall cabinet is: stood on the floor,
+# the family house's wall cabinet stood behind the counter under it and its door met the counter
+WALL_UNIT_BOTTOM = 1.0  # metres
+WALL_GAP = 0.35  # metres: a wall unit the scene puts this close to a wall hangs on it
+
+
+def hangs(obj: SceneObject) -> bool:
+    """The scene puts this piece of furniture on the wall, its bottom WALL_UNIT_BOTTOM up or higher."""
+    return (obj.parent is None and not obj.has("pickupable")
+            and obj.position[2] - size_of(obj)[2] / 2.0 >= WALL_UNIT_BOTTOM)
 
 
 def units_under_worktops(scene: Scene) -> dict[str, str]:
@@ -223,7 +237,7 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         """Where the scene puts the furniture not placed yet: a piece moved aside does not take its spot."""
         return [((o.position[0], o.position[1]), size_of(o)) for oid, o in sorted(scene.objects.items())
                 if oid != than and oid not in boxes and oid not in under and o.parent is None
-                and not o.has("pickupable")]
+                and not o.has("pickupable") and not hangs(o)]
 
     def fits(x: float, y: float, size: tuple[float, float, float], room_id: str, oid: str = "") -> bool:
         """Inside its room, clear of every piece already standing on the floor and of where the
@@ -276,6 +290,22 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
             y = min(max(y, y0 + hy), y1 - hy)
         return replace(box, center=(x, y, z))
 
+    def on_the_wall(box: Box, obj: SceneObject) -> Box:
+        """A wall unit within its room, its back against the wall behind it where the scene puts it
+        near one (WALL_GAP); over what stands on the floor, which it does not move."""
+        box = inside_room(box, obj)
+        room = scene.rooms.get(obj.room)
+        if room is None:
+            return box
+        fx, fy = box.faces or front_of(obj, box.center[0], box.center[1], scene, box.size)
+        x, y, z = box.center
+        x0, y0, x1, y1 = room.bounds
+        if fx and abs((x0 if fx > 0 else x1) - (x - fx * box.size[0] / 2.0)) <= WALL_GAP:
+            x = (x0 if fx > 0 else x1) + fx * box.size[0] / 2.0
+        elif fy and abs((y0 if fy > 0 else y1) - (y - fy * box.size[1] / 2.0)) <= WALL_GAP:
+            y = (y0 if fy > 0 else y1) + fy * box.size[1] / 2.0
+        return replace(box, center=(x, y, z))
+
     def under_worktop(obj: SceneObject, front: tuple[float, float] | None) -> Box | None:
         """The unit's box under its worktop (front just behind the worktop's edge, within its span,
         no deeper or taller than it leaves room for), and the worktop's space left open for it;
@@ -322,6 +352,9 @@ def layout(scene: Scene, object_ids: set[str] | None = None, previous: dict[str,
         unit = under_worktop(obj, front) if parent is None and oid in under else None
         if unit is not None:
             box = unit
+        elif parent is None and hangs(obj):
+            box = on_the_wall(Box(oid, obj.category, (obj.position[0], obj.position[1], obj.position[2]), (sx, sy, sz),
+                                  front, container, faces=obj.faces, hung=True), obj)
         elif parent is None:
             box = Box(oid, obj.category, (obj.position[0], obj.position[1], sz / 2.0), (sx, sy, sz), front, container,
                       faces=obj.faces)

@@ -79,7 +79,7 @@ def occupancy_map(scene: Scene, plan: FloorPlan, boxes: dict[str, Box], resoluti
     low, high = BASE_BAND
     for box in boxes.values():
         bottom, top = box.center[2] - box.size[2] / 2, box.center[2] + box.size[2] / 2
-        if top < low or bottom > high:
+        if (top < low or bottom > high) and not box.hung:  # a wall unit: the mast, taller, runs into it
             continue
         grow = HANDLE_PROUD if box.container else 0.0  # a door's or drawer's handle stands out of its front
         hx, hy = box.size[0] / 2 + grow, box.size[1] / 2 + grow

@@ -1,11 +1,13 @@
 """An exported world in PyBullet: `loadSDF`, then what PyBullet's SDF reader leaves out and the
-file says: a model marked `<static>` stands still (zero mass), as Gazebo keeps it; things' friction;
-joints that turn against their own friction only."""
+file says: a model marked `<static>` stands still (zero mass), as Gazebo keeps it; a wall unit held to
+the world by a fixed joint (which PyBullet's reader refuses: "Cannot load SDF file") is loaded
+without it and stands as still; things' friction; joints that turn against their own friction only."""
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,12 +39,30 @@ def static_models(sdf: Path) -> set[str]:
     return {m.get("name", "") for m in root.iter("model") if (m.findtext("static") or "").strip() == "true"}
 
 
+def wall_mounted(root: ET.Element) -> set[str]:
+    """Models held to the world by a joint whose parent is `world` (a wall unit), in place: each
+    such joint is taken out of the tree."""
+    mounted: set[str] = set()
+    for model in root.iter("model"):
+        for joint in model.findall("joint"):
+            if (joint.findtext("parent") or "").strip() == "world":
+                model.remove(joint)
+                mounted.add(model.get("name", ""))
+    return mounted
+
+
 def load_world(p: Any, sdf: Path, client: int) -> dict[str, int]:
     """Load the world into a connected PyBullet client; its bodies by model name."""
-    with quiet_native_output():
-        bodies = p.loadSDF(str(sdf), physicsClientId=client)
+    tree = ET.parse(sdf)
+    mounted = wall_mounted(tree.getroot())
+    with tempfile.TemporaryDirectory(prefix="conceptagent_sdf_") as scratch, quiet_native_output():
+        readable = sdf
+        if mounted:  # the same file less its world joints, beside nothing else it names (no meshes)
+            readable = Path(scratch) / sdf.name
+            tree.write(readable, encoding="utf-8", xml_declaration=True)
+        bodies = p.loadSDF(str(readable), physicsClientId=client)
     names = {p.getBodyInfo(b, physicsClientId=client)[1].decode(): b for b in bodies}
-    for name in sorted(static_models(sdf)):  # in one order: PyBullet re-adds each body it makes static, and
+    for name in sorted(static_models(sdf) | mounted):  # in one order: PyBullet re-adds each body it makes static, and
         # the order of its bodies is the order contacts are solved in (results then repeat across runs)
         if name in names:
             p.changeDynamics(names[name], -1, mass=0.0, physicsClientId=client)

@@ -52,6 +52,7 @@ ITEM_MASS = 0.25
 # on which the grasp planner was developed, say 1.0 too). Without it PyBullet's default 0.5 made a
 # 9 cm cup squeezed at 60 N slip out of the hand as it rose.
 ITEM_FRICTION = 1.0
+WALL_MOUNT = "wall_mount"  # the fixed joint that holds a wall unit's carcass to the world
 NOMINAL_MASS = 1.0  # what a static model's link says it weighs: Gazebo ignores it, PyBullet wants one
 GAZEBO_SYSTEMS = (("gz-sim-physics-system", "gz::sim::systems::Physics"),
                   ("gz-sim-user-commands-system", "gz::sim::systems::UserCommands"),
@@ -206,6 +207,10 @@ def _container(world: ET.Element, obj: SceneObject, box: Box, scene: Scene, slid
         lower, upper = (0.0, DOOR_OPENS) if hinge_sign > 0 else (-DOOR_OPENS, 0.0)
     _sub(joint, "parent", "carcass")
     _sub(joint, "child", front.get("name"))
+    if box.hung:  # a wall unit is fixed to the wall, as it is screwed to it (world/pybullet_world.wall_mounted)
+        mount = _sub(model, "joint", name=WALL_MOUNT, type="fixed")
+        _sub(mount, "parent", "world")
+        _sub(mount, "child", "carcass")
     axis = _sub(joint, "axis")
     _sub(axis, "xyz", "1 0 0" if sliding else "0 0 1")
     limit = _sub(axis, "limit")
