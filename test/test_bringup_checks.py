@@ -285,7 +285,15 @@ def spawn_collisions(urdf: ET.Element, sdf: Path, start: tuple[float, float, flo
     path.write_text(ET.tostring(urdf, encoding="unicode"))
     client = p.connect(p.DIRECT)
     try:
-        world = p.loadSDF(str(sdf), physicsClientId=client)
+        # PyBullet's reader refuses a joint to the world (a wall unit's mount): read a copy without it
+        tree = ET.parse(sdf)
+        for model in tree.getroot().iter("model"):
+            for joint in model.findall("joint"):
+                if joint.findtext("parent") == "world":
+                    model.remove(joint)
+        readable = tmp_path / f"readable_{sdf.name}"
+        tree.write(readable)
+        world = p.loadSDF(str(readable), physicsClientId=client)
         robot = p.loadURDF(str(path), [x, y, 0.0], p.getQuaternionFromEuler([0, 0, yaw]), useFixedBase=True,
                            physicsClientId=client)
         joints = {p.getJointInfo(robot, j, physicsClientId=client)[1].decode(): j

@@ -100,7 +100,10 @@ def test_the_base_drives_by_its_believed_pose_and_localization_keeps_it_near_the
     cm = costmap(home.grid, FOOTPRINT_RADIUS + 0.05)
     base = PyBulletBase(export_world(home, Path(tempfile.mkdtemp())).sdf, Pose2D(*start_pose(home)))
     try:
-        base.localizer = Localizer.start(home.grid, base.pose, seed=3, slip=WheelSlip(bias=0.05))
+        # wheels off by up to 10% of each motion: odometry alone drifts well past what the scans
+        # correct (at 5% its worst stop on this route came within 1.5 times the estimate's worst
+        # once the family house's counter stood back against its wall and the route changed)
+        base.localizer = Localizer.start(home.grid, base.pose, seed=3, slip=WheelSlip(bias=0.1))
         travelled, believed_off, odometry_off = 0.0, [], []
         for target in ("sink_1", "fridge_1", "sofa_1", "dining_table_1"):
             box, believed = home.boxes[target], base.believed
@@ -114,7 +117,7 @@ def test_the_base_drives_by_its_believed_pose_and_localization_keeps_it_near_the
         assert travelled > 20.0
         assert max(believed_off) < 0.06, believed_off
         # the wheels slipped: at some stop odometry alone was off by twice the estimate's worst (its
-        # error wanders as the turns go, and at the last stop of this route it was back to 2 cm)
+        # error wanders as the turns go)
         assert max(odometry_off) > 2 * max(believed_off), (odometry_off, believed_off)
         assert abs(math.remainder(truth.yaw - believed.yaw, 2 * math.pi)) < 0.05
         assert not base.touching()
