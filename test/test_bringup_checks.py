@@ -280,20 +280,16 @@ def spawn_collisions(urdf: ET.Element, sdf: Path, start: tuple[float, float, flo
     within 2 cm of in the world `sdf` (the floor aside): "model (link)"."""
     import pybullet as p
 
+    from conceptagent_ros.world.pybullet_world import load_world
+
     x, y, yaw = start
     path = tmp_path / "robot_spawn.urdf"
     path.write_text(ET.tostring(urdf, encoding="unicode"))
     client = p.connect(p.DIRECT)
     try:
-        # PyBullet's reader refuses a joint to the world (a wall unit's mount): read a copy without it
-        tree = ET.parse(sdf)
-        for model in tree.getroot().iter("model"):
-            for joint in model.findall("joint"):
-                if joint.findtext("parent") == "world":
-                    model.remove(joint)
-        readable = tmp_path / f"readable_{sdf.name}"
-        tree.write(readable)
-        world = p.loadSDF(str(readable), physicsClientId=client)
+        # the world as the project loads it into PyBullet (a wall unit's mount to the world, which
+        # PyBullet's reader refuses, read apart); what is judged here is the spawn pose, not the loader
+        world = load_world(p, sdf, client)
         robot = p.loadURDF(str(path), [x, y, 0.0], p.getQuaternionFromEuler([0, 0, yaw]), useFixedBase=True,
                            physicsClientId=client)
         joints = {p.getJointInfo(robot, j, physicsClientId=client)[1].decode(): j
@@ -301,8 +297,7 @@ def spawn_collisions(urdf: ET.Element, sdf: Path, start: tuple[float, float, flo
         for name, value in _initial_joint_values(urdf).items():
             p.resetJointState(robot, joints[name], value, physicsClientId=client)
         touched = set()
-        for body in world:
-            name = p.getBodyInfo(body, physicsClientId=client)[1].decode()
+        for name, body in world.items():
             if "floor" in name or "ground" in name:
                 continue
             for contact in p.getClosestPoints(robot, body, 0.02, physicsClientId=client):
